@@ -1,0 +1,295 @@
+"""`quarry` on the command line: index, search, scopes and history over the same worker the GUI uses.
+
+Exit status: 0 success, 1 a failure (store, model, file system), 2 bad usage or input.
+Errors are one line on stderr that says what is wrong and what to do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from .embedding import ModelError
+from .indexing.file_selection import SelectionOptions
+from .indexing.indexer import IndexingError, IndexOptions
+from .indexing.progress import Progress
+from .search.request import (
+    CODE_SEARCH_PRESET,
+    MODES,
+    NO_RERANK,
+    RerankOptions,
+    SearchError,
+    SearchFilters,
+    SearchRequest,
+)
+from .store.connection import StoreError
+from .store.store import default_db_path
+from .worker.worker import EngineConfig, Worker
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, not usage + traceback-ish noise
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def _add_common(p: argparse.ArgumentParser, top: bool = False) -> None:
+    # --db works before or after the subcommand; SUPPRESS keeps a later default from overwriting it.
+    p.add_argument("--db", type=Path, default=None if top else argparse.SUPPRESS,
+                   help="index database file (default: $QUARRY_DB or the per-user data directory)")
+    p.add_argument("--model-dir", type=Path, default=None if top else argparse.SUPPRESS,
+                   help="a folder with model.onnx, tokenizer.json and quarry-model.json to use instead "
+                        "of the bundled model")
+    p.add_argument("--provider", choices=("auto", "cpu", "cuda", "coreml"), default="auto" if top
+                   else argparse.SUPPRESS, help="ONNX execution provider preference")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="quarry", description="Search a codebase by meaning and by name.")
+    _add_common(parser, top=True)
+    parser.add_argument("--root", type=Path, help="(GUI) project folder to open")
+    parser.add_argument("--query", help="(GUI) query to run at start")
+    parser.add_argument("--screenshot", type=Path, help="(GUI) save a PNG of the window and exit")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    p = sub.add_parser("index", help="index a folder (a main scope, or a worktree scope)")
+    _add_common(p)
+    p.add_argument("path", type=Path)
+    p.add_argument("--json", action="store_true", help="print a stats object on stdout at the end")
+    p.add_argument("--max-file-size", type=int, default=512 * 1024, help="skip files larger than this (bytes)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+    p = sub.add_parser("search", help="search an indexed folder")
+    _add_common(p)
+    p.add_argument("query", nargs="?", help="what to look for")
+    p.add_argument("--queries-file", type=Path, help="run one query per line of this file")
+    p.add_argument("--root", type=Path, action="append", default=[], help="indexed folder to search (repeatable)")
+    p.add_argument("--all-scopes", action="store_true", help="search every indexed scope")
+    p.add_argument("-k", type=int, default=10, help="number of results (1..100)")
+    p.add_argument("--mode", default="hybrid", help=f"one of {', '.join(MODES)}")
+    p.add_argument("--lang", action="append", default=[], help="only this language (repeatable)")
+    p.add_argument("--glob", action="append", default=[], help="only paths matching this gitignore-style pattern")
+    p.add_argument("--chunk-type", action="append", default=[], help="only this chunk type (repeatable)")
+    p.add_argument("--symbol-type", action="append", default=[], help="only this symbol type (repeatable)")
+    p.add_argument("--symbol", action="append", default=[], help="only chunks defining this symbol name")
+    p.add_argument("--min-score", type=float, default=0.0, help="drop results scoring below this (0..1)")
+    p.add_argument("--context", type=int, default=0, help="lines of context above and below each result")
+    p.add_argument("--overlap", type=float, default=0.5,
+                   help="merge same-file results overlapping more than this share (0..1]")
+    p.add_argument("--rerank", choices=("code", "none"), default="code", help="reranking preset")
+    p.add_argument("--json", action="store_true", help="print JSON (one object per query)")
+
+    p = sub.add_parser("scopes", help="list indexed scopes, or `scopes remove PATH`")
+    _add_common(p)
+    p.add_argument("action", nargs="?", choices=("list", "remove"), default="list")
+    p.add_argument("path", nargs="?", type=Path)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("history", help="recent searches")
+    _add_common(p)
+    p.add_argument("-n", type=int, default=20, help="how many")
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            from .app import run_gui
+
+            return run_gui(args)
+        return _COMMANDS[args.command](args)
+    except UsageError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    except (SearchError, IndexingError) as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    except (StoreError, ModelError, LookupError, OSError) as exc:
+        return _fail(str(exc), EXIT_FAILURE)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"quarry: {message}", file=sys.stderr)
+    return code
+
+
+def _worker(args: argparse.Namespace, index_options: IndexOptions | None = None) -> Worker:
+    db = args.db or default_db_path()
+    config = EngineConfig(Path(db).expanduser(), model_dir=args.model_dir, provider=args.provider,
+                          index_options=index_options or IndexOptions())
+    return Worker(config).start()
+
+
+# --- index ------------------------------------------------------------------------------------
+
+def _cmd_index(args: argparse.Namespace) -> int:
+    if args.max_file_size <= 0:
+        raise UsageError("--max-file-size must be a positive number of bytes")
+    options = IndexOptions(selection=SelectionOptions(max_file_size=args.max_file_size))
+    worker = _worker(args, options)
+    try:
+        progress = None if args.quiet else _ProgressPrinter()
+        handle = worker.index(args.path, progress)
+        try:
+            stats = handle.result()
+        except KeyboardInterrupt:
+            handle.cancel()
+            stats = handle.result()
+        if progress:
+            progress.done()
+    finally:
+        worker.close()
+    if args.json:
+        print(json.dumps(stats.to_dict()))
+    else:
+        skipped = ", ".join(f"{n} {r}" for r, n in sorted(stats.skipped.items())) or "none"
+        print(f"{'cancelled' if stats.cancelled else 'indexed'} {stats.root}: {stats.files_indexed} files, "
+              f"{stats.chunks_total} chunks ({stats.chunks_embedded} embedded) in {stats.seconds:.1f}s "
+              f"on {stats.provider or 'no model run'}; skipped: {skipped}")
+    return 130 if stats.cancelled else 0
+
+
+class _ProgressPrinter:
+    """Progress lines on stderr (the worker already paces them to one per 500 ms)."""
+
+    def __init__(self) -> None:
+        self._tty = sys.stderr.isatty()
+
+    def __call__(self, p: Progress) -> None:
+        line = (f"{p.phase}: {p.files_done}/{p.files_total} files, {p.bytes_done / 1e6:.1f}/"
+                f"{p.bytes_total / 1e6:.1f} MB, {p.chunks_embedded} chunks embedded ({p.chunks_per_s:.1f}/s)")
+        if p.eta_s:
+            line += f", about {p.eta_s:.0f}s left"
+        print(("\r\033[K" if self._tty else "") + line, end="" if self._tty else "\n", file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        if self._tty:
+            print(file=sys.stderr)
+
+
+# --- search -----------------------------------------------------------------------------------
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    queries = _queries(args)
+    if not args.root and not args.all_scopes:
+        raise UsageError("say which indexed folder to search with --root PATH (or use --all-scopes)")
+    filters = SearchFilters(languages=tuple(args.lang), chunk_types=tuple(args.chunk_type),
+                            symbol_types=tuple(args.symbol_type), symbol_names=tuple(args.symbol),
+                            globs=tuple(args.glob), min_score=args.min_score)
+    rerank: RerankOptions = CODE_SEARCH_PRESET if args.rerank == "code" else NO_RERANK
+    worker = _worker(args)
+    try:
+        for query in queries:
+            request = SearchRequest(query=query, roots=tuple(str(r) for r in args.root), all_scopes=args.all_scopes,
+                                    k=args.k, mode=args.mode, filters=filters, context=args.context,
+                                    overlap_threshold=args.overlap, rerank=rerank)
+            response = worker.search(request).result()
+            if args.json:
+                print(json.dumps(response.to_dict(with_context=args.context > 0)), flush=True)
+            else:
+                _print_response(response, args.context > 0)
+    finally:
+        worker.close()
+    return 0
+
+
+def _queries(args: argparse.Namespace) -> list[str]:
+    if args.queries_file and args.query:
+        raise UsageError("give either a QUERY or --queries-file, not both")
+    if args.queries_file:
+        try:
+            lines = args.queries_file.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError as exc:
+            raise UsageError(f"cannot read --queries-file {args.queries_file}: {exc.strerror}") from exc
+        queries = [line for line in lines if line.strip()]
+        if not queries:
+            raise UsageError(f"{args.queries_file} holds no queries (one per line)")
+        return queries
+    if args.query is None:
+        raise UsageError("give a QUERY to search for (or --queries-file FILE)")
+    return [args.query]
+
+
+def _print_response(response, with_context: bool) -> None:
+    if response.notice:
+        print(f"note: {response.notice}")
+    if not response.results:
+        print(f"no results for {response.query!r}")
+    for r in response.results:
+        symbol = f"  {r.symbol_type} {r.symbol_name}" if r.symbol_name else ""
+        print(f"{r.score:.3f} {r.relevance:8} {r.path}:{r.start_line}-{r.end_line}{symbol}")
+        if with_context:
+            if r.stale:
+                print("    (file changed since it was indexed; re-index to see current lines)")
+            elif r.context is not None:
+                for n, line in enumerate(r.context.split("\n"), start=r.context_start_line):
+                    mark = ">" if r.start_line <= n <= r.end_line else " "
+                    print(f"  {mark}{n:5} {line}")
+    print(f"({len(response.results)} results in {response.elapsed_ms:.1f} ms, {response.effective_mode})")
+
+
+# --- scopes and history ----------------------------------------------------------------------------
+
+def _cmd_scopes(args: argparse.Namespace) -> int:
+    worker = _worker(args)
+    try:
+        if args.action == "remove":
+            if args.path is None:
+                raise UsageError("say which scope to remove: quarry scopes remove PATH")
+            collected = worker.remove_scope(args.path).result()
+            print(f"removed {args.path.expanduser().resolve()} ({collected} unused chunks collected)")
+            return 0
+        scopes = worker.scopes().result()
+    finally:
+        worker.close()
+    rows = [{"id": s.scope.id, "type": s.scope.type, "root": s.scope.root, "parent": s.scope.parent_id,
+             "files": s.files, "chunks": s.chunks, "last_indexed_at": _iso(s.scope.last_indexed_at)} for s in scopes]
+    if args.json:
+        print(json.dumps(rows))
+    elif not rows:
+        print("no scopes indexed yet; run `quarry index PATH`")
+    else:
+        for r in rows:
+            print(f"{r['type']:8} {r['root']}  {r['files']} files, {r['chunks']} chunks, "
+                  f"indexed {r['last_indexed_at'] or 'never (incomplete)'}")
+    return 0
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    if args.n < 1:
+        raise UsageError("-n must be at least 1")
+    worker = _worker(args)
+    try:
+        entries = worker.history(args.n).result()
+    finally:
+        worker.close()
+    if args.json:
+        print(json.dumps([{**e.__dict__, "at": _iso(e.at)} for e in entries]))
+    else:
+        for e in entries:
+            top = f"{e.top_score:.3f}" if e.top_score is not None else "-"
+            print(f"{_iso(e.at)}  {e.mode:8} {e.result_count:3} results  top {top}  {e.duration_ms:7.1f} ms  "
+                  f"{e.query}  [{e.scope_root}]")
+    return 0
+
+
+def _iso(ts: float | None) -> str | None:
+    return None if ts is None else time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(ts))
+
+
+_COMMANDS = {"index": _cmd_index, "search": _cmd_search, "scopes": _cmd_scopes, "history": _cmd_history}
+
+if __name__ == "__main__":
+    sys.exit(main())

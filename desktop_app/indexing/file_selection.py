@@ -1,0 +1,294 @@
+"""Which files under a root Quarry indexes: a walk that honours ignore files, skip rules and safe symlinks."""
+
+from __future__ import annotations
+
+import errno
+import heapq
+import os
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec, Pattern
+
+from desktop_app.indexing.languages import classify
+from desktop_app.indexing.source_reader import (
+    DANGLING_SYMLINK,
+    EXCLUDED_DIR,
+    IGNORED,
+    LOCK_FILE,
+    SYMLINK_LOOP,
+    SYMLINK_OUTSIDE_ROOT,
+    TOO_LARGE,
+    UNREADABLE,
+    UNSUPPORTED_TYPE,
+    VANISHED,
+    is_lock_file,
+)
+
+# Tool, VCS and dependency directories that are never the user's source.
+EXCLUDED_DIR_NAMES = frozenset({
+    ".git", "node_modules", "__pycache__", ".hg", ".svn", ".tox", ".nox", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".venv", "venv",
+})
+# Read in this order in each directory, so a .quarryignore can override the .gitignore beside it.
+_IGNORE_FILE_NAMES = (".gitignore", ".quarryignore")
+# How many directory entries pass between two calls of should_stop inside one large directory.
+_STOP_CHECK_INTERVAL = 256
+
+
+@dataclass(frozen=True)
+class SelectionOptions:
+    max_file_size: int = 512 * 1024
+    max_line_length: int = 1000
+
+
+@dataclass(frozen=True)
+class Candidate:
+    rel_path: str  # POSIX, relative to root
+    abs_path: Path
+    size: int
+    mtime_ns: int
+    language: str
+    kind: str  # "code" | "docs" | "config"
+
+
+@dataclass
+class Selection:
+    candidates: list[Candidate]  # sorted by rel_path
+    # (rel_path, reason), sorted; a directory that was not walked is listed once, with a trailing "/".
+    skipped: list[tuple[str, str]]
+
+    def skip_counts(self) -> dict[str, int]:
+        return dict(Counter(reason for _, reason in self.skipped))
+
+
+def select_files(root: Path, options: SelectionOptions = SelectionOptions(),
+                 should_stop: Callable[[], bool] | None = None) -> Selection:
+    """The indexable files under `root` and every path passed over, with the reason.
+
+    Errors about `root` itself propagate: an empty selection would otherwise read as "every file was
+    deleted". When `should_stop` returns True the walk ends early and returns what it gathered so far.
+    """
+    return _Walk(Path(os.path.abspath(root)), options, should_stop or (lambda: False)).run()
+
+
+@dataclass(frozen=True)
+class _IgnoreRules:
+    """The patterns of one directory's ignore files, last first; they match paths relative to it."""
+
+    base: str  # that directory relative to the root, with a trailing "/"; "" for the root
+    files: tuple[Pattern, ...]
+    dirs: tuple[Pattern, ...]
+
+
+# Git judges a directory by its bare name and treats a trailing "/" only as "directories only", and it
+# never re-judges a file by its ancestors once it has walked into them. GitIgnoreSpec instead matches
+# directories as "name/" and lets ancestor matches decide files, which misjudges "d/**", "d/**/" and
+# "*" + "!*/" (pathspec issues #129 and #137). Pruning excluded directories during the walk makes the
+# ancestor question moot, so the rules below take pathspec's compiled patterns one at a time: a file
+# counts only matches of its own path, and a directory is matched bare against patterns whose trailing
+# "/" is dropped.
+
+
+def _as_directory_pattern(line: str) -> str:
+    # Trailing spaces are not part of a pattern; an escaped one leaves the line ending in a backslash.
+    trimmed = line.rstrip(" ")
+    return trimmed[:-1] if trimmed.endswith("/") else line
+
+
+def _compile(lines: list[str]) -> tuple[Pattern, ...]:
+    patterns: list[Pattern] = []
+    for line in lines:
+        try:
+            patterns += GitIgnoreSpec.from_lines([line]).patterns
+        except ValueError:
+            continue  # git skips a pattern it cannot parse (such as a lone "!"); so does Quarry
+    return tuple(p for p in reversed(patterns) if p.include is not None)
+
+
+def _build_rules(base: str, lines: list[str]) -> _IgnoreRules | None:
+    files = _compile(lines)
+    if not files:
+        return None
+    return _IgnoreRules(base, files, _compile([_as_directory_pattern(line) for line in lines]))
+
+
+def _verdict(patterns: tuple[Pattern, ...], path: str) -> bool | None:
+    for pattern in patterns:
+        result = pattern.match_file(path)
+        # "ps_d" is the group pathspec's own GitIgnoreSpec reads to tell a match of an ancestor directory.
+        if result is not None and not result.match.groupdict().get("ps_d"):
+            return pattern.include
+    return None
+
+
+def _is_ignored(rules: tuple[_IgnoreRules, ...], rel: str, is_dir: bool) -> bool:
+    # As in git, the deepest ignore file with a matching pattern decides, and within it the last match.
+    for level in reversed(rules):
+        verdict = _verdict(level.dirs if is_dir else level.files, rel[len(level.base):])
+        if verdict is not None:
+            return verdict
+    return False
+
+
+def _read_lines(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read().splitlines()
+    except OSError:
+        return []
+
+
+def _list_dir(path: str) -> list[os.DirEntry[str]]:
+    with os.scandir(path) as entries:
+        return list(entries)
+
+
+def _join(rel: str, name: str) -> str:
+    return f"{rel}/{name}" if rel else name
+
+
+@dataclass(frozen=True)
+class _Dir:
+    """A directory waiting to be walked."""
+
+    path: str  # absolute, as reached (possibly through a followed symlink)
+    rel: str  # POSIX, relative to the root; "" for the root
+    rules: tuple[_IgnoreRules, ...]  # from the root's ignore files down to the parent's
+
+
+class _Walk:
+    def __init__(self, root: Path, options: SelectionOptions, should_stop: Callable[[], bool]) -> None:
+        self._root = root
+        self._root_prefix = os.path.join(os.path.realpath(root), "")
+        self._options = options
+        self._should_stop = should_stop
+        self._stopped = False
+        self._entries_since_check = 0
+        self._candidates: list[Candidate] = []
+        self._skipped: list[tuple[str, str]] = []
+        # Directories already walked, by identity: catches symlink loops, second links to one directory
+        # and bind-mount cycles alike.
+        self._visited: set[object] = set()
+        self._real_dirs: list[_Dir] = []
+        # Directory symlinks wait until every real directory is walked, so a link never claims a
+        # directory before its own path does. A heap by path keeps the choice between two links stable.
+        self._linked_dirs: list[tuple[str, _Dir]] = []
+
+    def run(self) -> Selection:
+        top = _Dir(os.fspath(self._root), "", ())
+        self._visited.add(_identity(top.path))
+        self._walk(top, _list_dir(top.path))
+        while not self._stop_requested() and (self._real_dirs or self._linked_dirs):
+            self._enter(self._real_dirs.pop() if self._real_dirs else heapq.heappop(self._linked_dirs)[1])
+        self._candidates.sort(key=lambda c: c.rel_path)
+        self._skipped.sort()
+        return Selection(self._candidates, self._skipped)
+
+    def _stop_requested(self) -> bool:
+        self._stopped = self._stopped or self._should_stop()
+        return self._stopped
+
+    def _enter(self, d: _Dir) -> None:
+        try:
+            identity = _identity(d.path)
+            if identity in self._visited:
+                self._skipped.append((d.rel + "/", SYMLINK_LOOP))
+                return
+            self._visited.add(identity)
+            entries = _list_dir(d.path)
+        except FileNotFoundError:
+            self._skipped.append((d.rel + "/", VANISHED))
+            return
+        except OSError:
+            self._skipped.append((d.rel + "/", UNREADABLE))
+            return
+        self._walk(d, entries)
+
+    def _walk(self, d: _Dir, entries: list[os.DirEntry[str]]) -> None:
+        rules = self._rules_for(d, {entry.name for entry in entries})
+        for entry in entries:
+            self._entries_since_check += 1
+            if self._entries_since_check >= _STOP_CHECK_INTERVAL:
+                self._entries_since_check = 0
+                if self._stop_requested():
+                    return
+            self._visit(entry, _join(d.rel, entry.name), rules)
+
+    def _rules_for(self, d: _Dir, names: set[str]) -> tuple[_IgnoreRules, ...]:
+        lines = _read_lines(os.path.join(d.path, ".git", "info", "exclude")) if not d.rel else []
+        for name in _IGNORE_FILE_NAMES:
+            if name in names:
+                lines += _read_lines(os.path.join(d.path, name))
+        rules = _build_rules(d.rel + "/" if d.rel else "", lines)
+        return (*d.rules, rules) if rules else d.rules
+
+    def _visit(self, entry: os.DirEntry[str], rel: str, rules: tuple[_IgnoreRules, ...]) -> None:
+        try:
+            if entry.is_symlink():
+                self._visit_symlink(entry, rel, rules)
+            elif entry.is_dir(follow_symlinks=False):
+                self._visit_dir(entry, rel, rules, linked=False)
+            elif entry.is_file(follow_symlinks=False):
+                self._visit_file(entry, rel, rules)
+            else:
+                self._skipped.append((rel, UNSUPPORTED_TYPE))  # FIFOs, sockets, devices
+        except FileNotFoundError:
+            self._skipped.append((rel, VANISHED))
+        except OSError:
+            self._skipped.append((rel, UNREADABLE))
+
+    def _visit_symlink(self, entry: os.DirEntry[str], rel: str, rules: tuple[_IgnoreRules, ...]) -> None:
+        try:
+            target = os.path.realpath(entry.path, strict=True)
+        except FileNotFoundError:
+            self._skipped.append((rel, DANGLING_SYMLINK))
+            return
+        except OSError as exc:
+            self._skipped.append((rel, SYMLINK_LOOP if exc.errno == errno.ELOOP else UNREADABLE))
+            return
+        is_dir = os.path.isdir(target)
+        if not (target + os.sep).startswith(self._root_prefix):
+            self._skipped.append((rel + "/" if is_dir else rel, SYMLINK_OUTSIDE_ROOT))
+        elif is_dir:
+            self._visit_dir(entry, rel, rules, linked=True)
+        else:
+            self._visit_file(entry, rel, rules)
+
+    def _visit_dir(self, entry: os.DirEntry[str], rel: str, rules: tuple[_IgnoreRules, ...],
+                   linked: bool) -> None:
+        # A pyvenv.cfg marks a virtualenv whatever the directory is called.
+        if entry.name in EXCLUDED_DIR_NAMES or os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")):
+            self._skipped.append((rel + "/", EXCLUDED_DIR))
+        elif _is_ignored(rules, rel, is_dir=True):
+            self._skipped.append((rel + "/", IGNORED))
+        elif linked:
+            heapq.heappush(self._linked_dirs, (rel, _Dir(entry.path, rel, rules)))
+        else:
+            self._real_dirs.append(_Dir(entry.path, rel, rules))
+
+    def _visit_file(self, entry: os.DirEntry[str], rel: str, rules: tuple[_IgnoreRules, ...]) -> None:
+        if _is_ignored(rules, rel, is_dir=False):
+            self._skipped.append((rel, IGNORED))
+            return
+        if is_lock_file(entry.name):
+            self._skipped.append((rel, LOCK_FILE))
+            return
+        kind = classify(rel)
+        if kind is None:
+            self._skipped.append((rel, UNSUPPORTED_TYPE))
+            return
+        info = entry.stat()
+        if info.st_size > self._options.max_file_size:
+            self._skipped.append((rel, TOO_LARGE))
+            return
+        self._candidates.append(Candidate(rel, Path(entry.path), info.st_size, info.st_mtime_ns,
+                                          kind.language, kind.kind))
+
+
+def _identity(path: str) -> object:
+    info = os.stat(path)
+    # Some network and FAT filesystems report no inode numbers; the resolved path is the next best thing.
+    return (info.st_dev, info.st_ino) if info.st_ino else os.path.realpath(path)

@@ -1,0 +1,319 @@
+"""Indexing one scope: select files, find what changed, chunk, embed what is new, write in batches.
+
+Reading and chunking run on a helper thread one batch ahead of the model; the model runs on
+its own thread so the calling (worker) thread can serve searches while it waits (`idle`).
+Each batch is written in one transaction, so an interrupted run keeps every finished file and
+the next run carries on from there.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..embedding import Embedder
+from ..store.store import ChunkRef, FileState, FileWrite, NewChunk, SkippedFile, Store
+from .chunking import chunk_file
+from .documents import document_hash, document_header, keyword_fields
+from .file_selection import Candidate, SelectionOptions, select_files
+from .progress import Progress, ProgressReporter
+from .source_reader import UNREADABLE, VANISHED, SkipFile, read_source
+
+# Room in the model's window for the document header (path, symbol line) and special tokens.
+HEADER_TOKEN_RESERVE = 40
+# Chunks stay small enough to point at code even when a model accepts thousands of tokens.
+MAX_CHUNK_TOKENS = 480
+# New chunks per write transaction, and padded tokens per model call between cancel checks.
+BATCH_CHUNKS = 128
+EMBED_SLICE_TOKENS = 4096
+
+
+class IndexingError(Exception):
+    """A problem with what the user asked to index; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    selection: SelectionOptions = field(default_factory=SelectionOptions)
+    chunk_tokens: int | None = None  # None: fit the model's window
+    overlap_tokens: int = 32
+
+
+@dataclass
+class IndexStats:
+    root: str
+    scope_id: str
+    scope_type: str
+    files_total: int = 0  # files seen: indexable candidates plus skipped files
+    files_indexed: int = 0  # files in the scope's index after this run
+    files_changed: int = 0  # files read and chunked again in this run
+    files_unchanged: int = 0
+    files_deleted: int = 0
+    files_skipped: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> count (pruned folders included)
+    chunks_total: int = 0
+    chunks_embedded: int = 0
+    tokens_embedded: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    provider: str = ""
+    model: str = ""
+    cancelled: bool = False
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class _Prepared:
+    """One candidate after reading and chunking on the prep thread."""
+
+    cand: Candidate
+    skip_reason: str | None = None
+    unchanged: bool = False  # same content as indexed, only size/mtime moved
+    write: FileWrite | None = None
+    documents: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # hash -> (doc, text, tokens)
+
+
+class Indexer:
+    def __init__(self, store: Store, embedder: Embedder, options: IndexOptions | None = None,
+                 idle: Callable[[], None] | None = None):
+        self.store = store
+        self.embedder = embedder
+        self.options = options or IndexOptions()
+        self._idle = idle or (lambda: None)
+        self._model_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quarry-model")
+
+    def close(self) -> None:
+        self._model_pool.shutdown(wait=True, cancel_futures=True)
+
+    @property
+    def chunk_tokens(self) -> int:
+        if self.options.chunk_tokens:
+            return self.options.chunk_tokens
+        return min(MAX_CHUNK_TOKENS, self.embedder.max_tokens - HEADER_TOKEN_RESERVE)
+
+    def index(self, root: Path | str, progress: Callable[[Progress], None] | None = None,
+              should_stop: Callable[[], bool] | None = None) -> IndexStats:
+        started = time.monotonic()
+        root = Path(root).expanduser()
+        if not root.exists():
+            raise IndexingError(f"{root} does not exist; pass the folder you want to index")
+        if not root.is_dir():
+            raise IndexingError(f"{root} is a file, not a folder; pass the folder that contains it")
+        root = root.resolve()
+        stop = should_stop or (lambda: False)
+        scope = self.store.scope_for_root(root) or self.store.create_scope(root, "main")
+        stats = IndexStats(str(root), scope.id, scope.type, model=self.embedder.model_id)
+        reporter = ProgressReporter(progress, str(root))
+        reporter.update(phase="analyzing")
+
+        selection = select_files(root, self.options.selection, stop)
+        states = self.store.file_states(scope.id)
+        todo, unchanged = self._plan(selection.candidates, states)
+        stats.files_total = len(selection.candidates) + sum(1 for p, _ in selection.skipped if not p.endswith("/"))
+        stats.files_unchanged = unchanged
+        if stop():
+            return self._finish(stats, reporter, started, cancelled=True)
+
+        present = {c.rel_path for c in selection.candidates}
+        # A folder that could not be listed this time may be back next time: keep what it held.
+        unlisted = tuple(p for p, reason in selection.skipped if p.endswith("/") and reason in (UNREADABLE, VANISHED))
+        deleted = [p for p in states if p not in present and not p.startswith(unlisted)]
+        if deleted:
+            self.store.write_batch(scope.id, self.embedder.model_id, [], deleted=deleted)
+        stats.files_deleted = len(deleted)
+        stats.skipped.update(selection.skip_counts())
+        stats.files_skipped = sum(1 for p, _ in selection.skipped if not p.endswith("/"))
+        reporter.update(phase="started", files_total=len(todo), bytes_total=sum(c.size for c in todo))
+
+        if todo:
+            self.embedder.load()
+        stats.provider = self.embedder.provider if todo else ""
+        cancelled = self._run_batches(scope.id, todo, states, stats, reporter, stop)
+        return self._finish(stats, reporter, started, cancelled=cancelled)
+
+    def _plan(self, candidates: list[Candidate], states: dict[str, FileState]) -> tuple[list[Candidate], int]:
+        """Split candidates into those to read again and the count unchanged by size and mtime."""
+        todo: list[Candidate] = []
+        unchanged = 0
+        for cand in candidates:
+            st = states.get(cand.rel_path)
+            if st is not None and st.size == cand.size and st.mtime_ns == cand.mtime_ns:
+                unchanged += 1
+            else:
+                todo.append(cand)
+        return todo, unchanged
+
+    def _finish(self, stats: IndexStats, reporter: ProgressReporter, started: float, cancelled: bool) -> IndexStats:
+        if not cancelled:
+            self.store.collect_garbage()
+            self.store.mark_indexed(stats.scope_id)
+        stats.files_indexed, stats.chunks_total, stats.bytes = self.store.scope_counts(stats.scope_id)
+        stats.seconds = round(time.monotonic() - started, 3)
+        stats.cancelled = cancelled
+        reporter.update(phase="cancelled" if cancelled else "completed")
+        return stats
+
+    # --- the pipeline ---------------------------------------------------------------------------
+
+    def _run_batches(self, scope_id: str, todo: list[Candidate], states: dict[str, FileState],
+                     stats: IndexStats, reporter: ProgressReporter, stop: Callable[[], bool]) -> bool:
+        """Returns True when stopped before the end."""
+        batches: queue.Queue = queue.Queue(maxsize=2)
+        halt = threading.Event()
+        prep = threading.Thread(target=self._prepare_batches, args=(todo, states, batches, halt),
+                                name="quarry-prepare", daemon=True)
+        prep.start()
+        try:
+            while True:
+                batch = self._next_batch(batches, reporter)
+                if batch is None:
+                    return False
+                if isinstance(batch, BaseException):
+                    raise batch
+                if stop() or not self._write_batch(scope_id, batch, stats, reporter, stop):
+                    return True
+        finally:
+            halt.set()
+            while prep.is_alive():
+                try:
+                    batches.get_nowait()
+                except queue.Empty:
+                    prep.join(0.05)
+
+    def _next_batch(self, batches: queue.Queue, reporter: ProgressReporter):
+        while True:
+            try:
+                return batches.get(timeout=0.05)
+            except queue.Empty:
+                self._idle()
+                reporter.tick()
+
+    def _prepare_batches(self, todo: list[Candidate], states: dict[str, FileState], out: queue.Queue,
+                         halt: threading.Event) -> None:
+        try:
+            for batch in self._batches(todo, states, halt):
+                out.put(batch)
+                if halt.is_set():
+                    return
+            out.put(None)
+        except BaseException as exc:  # handed to the consuming thread, which re-raises it
+            out.put(exc)
+
+    def _batches(self, todo: list[Candidate], states: dict[str, FileState],
+                 halt: threading.Event) -> Iterator[list[_Prepared]]:
+        batch: list[_Prepared] = []
+        pending = 0
+        for cand in todo:
+            if halt.is_set():
+                return
+            item = self._prepare(cand, states.get(cand.rel_path))
+            batch.append(item)
+            pending += len(item.documents)
+            if pending >= BATCH_CHUNKS or len(batch) >= 256:
+                yield batch
+                batch, pending = [], 0
+        if batch:
+            yield batch
+
+    def _prepare(self, cand: Candidate, state: FileState | None) -> _Prepared:
+        try:
+            source = read_source(cand.abs_path, self.options.selection)
+        except SkipFile as skip:
+            return _Prepared(cand, skip_reason=skip.reason)
+        if state is not None and state.status == "indexed" and state.sha256 == source.sha256:
+            return _Prepared(cand, unchanged=True)
+        chunks = chunk_file(source.text, cand.language, cand.rel_path, self.embedder.count_tokens,
+                            max_tokens=self.chunk_tokens, overlap_tokens=self.options.overlap_tokens)
+        headers = [document_header(ch, cand.rel_path) for ch in chunks]
+        header_tokens = self.embedder.count_tokens(headers) if headers else []
+        refs: list[ChunkRef] = []
+        documents: dict[str, tuple[str, str, int]] = {}
+        for ordinal, (ch, header, htokens) in enumerate(zip(chunks, headers, header_tokens, strict=True)):
+            doc = header + "\n" + ch.text
+            digest = document_hash(doc)
+            documents.setdefault(digest, (doc, ch.text, ch.token_count + htokens))
+            symbol, context, body = keyword_fields(ch, cand.rel_path)
+            refs.append(ChunkRef(digest, ordinal, ch.start_line, ch.end_line, ch.chunk_type, ch.symbol_name,
+                                 ch.symbol_type, ch.parent_symbol, symbol, context, body))
+        write = FileWrite(cand.rel_path, source.size, cand.mtime_ns, source.sha256, cand.language, refs)
+        return _Prepared(cand, write=write, documents=documents)
+
+    def _write_batch(self, scope_id: str, batch: list[_Prepared], stats: IndexStats,
+                     reporter: ProgressReporter, stop: Callable[[], bool]) -> bool:
+        """Embed the batch's new chunks and write it; False when stopped first (nothing written)."""
+        documents: dict[str, tuple[str, str, int]] = {}
+        for item in batch:
+            documents.update(item.documents)
+        known = self.store.known_chunks(documents, self.embedder.model_id)
+        missing = [(h, *documents[h]) for h in documents if h not in known]
+        vectors = self._embed([doc for _, doc, _, _ in missing], [t for *_, t in missing], reporter, stop)
+        if vectors is None:
+            return False
+        new_chunks = [NewChunk(h, text, tokens, vec)
+                      for (h, _, text, tokens), vec in zip(missing, vectors, strict=True)]
+        skipped = [SkippedFile(i.cand.rel_path, i.cand.size, i.cand.mtime_ns, i.skip_reason)
+                   for i in batch if i.skip_reason]
+        touched = [(i.cand.rel_path, i.cand.size, i.cand.mtime_ns) for i in batch if i.unchanged]
+        writes = [i.write for i in batch if i.write is not None]
+        self.store.write_batch(scope_id, self.embedder.model_id, new_chunks, files=writes, skipped=skipped,
+                               touched=touched)
+        for item in batch:
+            if item.skip_reason:
+                stats.skipped[item.skip_reason] = stats.skipped.get(item.skip_reason, 0) + 1
+                stats.files_skipped += 1
+        stats.files_changed += len(writes)
+        stats.files_unchanged += len(touched)
+        stats.chunks_embedded += len(new_chunks)
+        stats.tokens_embedded += sum(min(c.token_count + 2, self.embedder.max_tokens) for c in new_chunks)
+        p = reporter.current
+        reporter.update(phase="in_progress", files_done=p.files_done + len(batch),
+                        bytes_done=p.bytes_done + sum(i.cand.size for i in batch),
+                        chunks_embedded=stats.chunks_embedded, tokens_embedded=stats.tokens_embedded)
+        return True
+
+    def _embed(self, docs: list[str], tokens: list[int], reporter: ProgressReporter,
+               stop: Callable[[], bool]) -> np.ndarray | None:
+        """Vectors for `docs`, computed in slices so a cancel or a search never waits for long."""
+        if not docs:
+            return np.zeros((0, self.embedder.dims), dtype=np.float32)
+        order = sorted(range(len(docs)), key=tokens.__getitem__)
+        out = np.zeros((len(docs), self.embedder.dims), dtype=np.float32)
+        for part in _slices(order, tokens, EMBED_SLICE_TOKENS):
+            if stop():
+                return None
+            future = self._model_pool.submit(self.embedder.embed_documents, [docs[i] for i in part])
+            out[part] = self._wait(future, reporter)
+        return out
+
+    def _wait(self, future: Future, reporter: ProgressReporter):
+        while True:
+            try:
+                return future.result(timeout=0.05)
+            except FutureTimeout:
+                self._idle()
+                reporter.tick()
+
+
+def _slices(order: list[int], tokens: list[int], budget: int) -> Iterator[list[int]]:
+    """Consecutive runs of `order` whose padded size (count x longest) stays within `budget`."""
+    part: list[int] = []
+    longest = 0
+    for i in order:
+        longest_next = max(longest, tokens[i] + 2)
+        if part and longest_next * (len(part) + 1) > budget:
+            yield part
+            part, longest_next = [], tokens[i] + 2
+        part.append(i)
+        longest = longest_next
+    if part:
+        yield part

@@ -1,0 +1,147 @@
+"""Reading one source file into text Quarry can chunk, or saying why it is skipped."""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    # Only for annotations: file_selection imports this module, so a runtime import would be circular.
+    from desktop_app.indexing.file_selection import SelectionOptions
+
+# Why a path was not indexed; shared by the directory walk and the reader.
+IGNORED = "ignored"
+EXCLUDED_DIR = "excluded_dir"
+LOCK_FILE = "lock_file"
+UNSUPPORTED_TYPE = "unsupported_type"
+TOO_LARGE = "too_large"
+BINARY = "binary"
+LONG_LINES = "long_lines"
+UNREADABLE = "unreadable"
+VANISHED = "vanished"
+SYMLINK_OUTSIDE_ROOT = "symlink_outside_root"
+SYMLINK_LOOP = "symlink_loop"
+DANGLING_SYMLINK = "dangling_symlink"
+
+_LOCK_FILE_NAMES = frozenset(name.lower() for name in (
+    "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "npm-shrinkwrap.json", "Cargo.lock",
+    "poetry.lock", "Pipfile.lock", "composer.lock", "Gemfile.lock", "go.sum", "uv.lock", "pdm.lock",
+    "bun.lockb", "flake.lock", "packages.lock.json",
+))
+
+_SNIFF_BYTES = 8192
+_READ_CHUNK = 1 << 20
+_MAX_CONTROL_RATIO = 0.10
+# Control bytes that do occur in real text files (tab, newlines, form feed, backspace, ANSI escapes).
+_TEXT_CONTROLS = b"\t\n\r\f\v\b\x1b"
+_CONTROL_BYTES = bytes(b for b in [*range(0x20), 0x7F] if b not in _TEXT_CONTROLS)
+_NON_CONTROL_BYTES = bytes(b for b in range(256) if b not in _CONTROL_BYTES)
+# UTF-32 first: its little-endian BOM begins with the UTF-16 one.
+_WIDE_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+)
+# O_NONBLOCK keeps a FIFO that slipped in from blocking the open; neither flag exists everywhere.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+@dataclass(frozen=True)
+class SourceText:
+    text: str  # decoded; "\r\n" and lone "\r" normalised to "\n"
+    sha256: str  # hex of the raw bytes on disk
+    size: int
+    lenient: bool  # True when the bytes were not valid UTF-8 and were decoded leniently
+
+
+class SkipFile(Exception):
+    """The file cannot be indexed; `reason` is one of this module's reason constants."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+def is_lock_file(name: str) -> bool:
+    """Whether `name` is a dependency lock file: machine-written, often huge, never worth searching."""
+    lowered = name.lower()
+    return lowered in _LOCK_FILE_NAMES or lowered.endswith(".lock")
+
+
+def read_source(path: Path, options: SelectionOptions) -> SourceText:
+    """Read and decode the file at `path`; raises SkipFile when it should not be indexed."""
+    data = _read_bytes(path, options.max_file_size)
+    text, lenient = _decode(data)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if max(map(len, text.split("\n"))) > options.max_line_length:
+        raise SkipFile(LONG_LINES)
+    return SourceText(text=text, sha256=hashlib.sha256(data).hexdigest(), size=len(data), lenient=lenient)
+
+
+def _read_bytes(path: Path, max_size: int) -> bytes:
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError as exc:
+        raise SkipFile(VANISHED, str(path)) from exc
+    except OSError as exc:
+        raise SkipFile(UNREADABLE, str(exc)) from exc
+    try:
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise SkipFile(UNREADABLE, f"{path} is not a regular file")
+            if info.st_size > max_size:
+                raise SkipFile(TOO_LARGE, f"{info.st_size} bytes")
+            data = _read_at_most(f, max_size + 1)
+    except OSError as exc:
+        raise SkipFile(UNREADABLE, str(exc)) from exc
+    if len(data) > max_size:
+        raise SkipFile(TOO_LARGE, f"grew past {max_size} bytes while being read")
+    return data
+
+
+def _read_at_most(f: BinaryIO, limit: int) -> bytes:
+    # Chunked because read(n) allocates n bytes up front, and callers pass huge limits to mean "any size".
+    data = bytearray()
+    while len(data) < limit:
+        chunk = f.read(min(_READ_CHUNK, limit - len(data)))
+        if not chunk:
+            break
+        data += chunk
+    return bytes(data)
+
+
+def _decode(data: bytes) -> tuple[str, bool]:
+    """The text and whether it had to be decoded leniently; raises SkipFile for binary data."""
+    for bom, encoding in _WIDE_BOMS:
+        if data.startswith(bom):
+            return _decode_wide(data, encoding)
+    if _looks_binary(data[:_SNIFF_BYTES]):
+        raise SkipFile(BINARY)
+    try:
+        return data.decode("utf-8-sig"), False
+    except UnicodeDecodeError:
+        # Most non-UTF-8 source is Windows-1252 or Latin-1; keep the file rather than drop it.
+        return data.decode("cp1252", errors="replace"), True
+
+
+def _decode_wide(data: bytes, encoding: str) -> tuple[str, bool]:
+    try:
+        text, lenient = data.decode(encoding), False
+    except UnicodeDecodeError:
+        text, lenient = data.decode(encoding, errors="replace"), True
+    # A BOM-like prefix on binary data still decodes; NULs in the text give it away.
+    if "\0" in text[:_SNIFF_BYTES]:
+        raise SkipFile(BINARY)
+    return text, lenient
+
+
+def _looks_binary(sample: bytes) -> bool:
+    if b"\0" in sample:
+        return True
+    controls = len(sample.translate(None, _NON_CONTROL_BYTES))
+    return controls > _MAX_CONTROL_RATIO * len(sample)

@@ -1,0 +1,410 @@
+"""The definitions in a source file, found with tree-sitter: the lines the chunker cuts along.
+
+Only the outline matters here (which lines each function, method or type spans, and what it is
+called), so the walk visits the top level and the bodies of types and namespaces, never the
+inside of a function: the Python work grows with the number of top-level statements and members,
+while the parsing itself runs in C.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import cache
+
+from tree_sitter import Language, Node, Parser
+
+# Bits of Outline.line_flags.
+COMMENT = 1  # the line is a comment or a docstring
+LEADING = 2  # the line is a comment or an attribute that belongs to the definition right below it
+
+_FUNCTIONS = frozenset({"function", "method"})
+# A function directly inside one of these is a method.
+_CLASS_LIKE = frozenset({"class", "struct", "union", "enum", "interface", "trait", "impl", "record"})
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str
+    symbol_type: str  # "function", "method", "class", "struct", "impl", "namespace", ...
+    start: int  # 0-based row of the first line, leading comments and decorators included
+    end: int  # 0-based row of the last line
+    parent: str | None  # enclosing type and namespace names joined with "."
+    members: tuple[Definition, ...] = ()  # methods and nested types, for a type or namespace
+
+    @property
+    def is_function(self) -> bool:
+        return self.symbol_type in _FUNCTIONS
+
+    @property
+    def path(self) -> str:
+        """The parent symbol of this definition's members."""
+        return _join(self.parent, self.name) or self.name
+
+
+@dataclass(frozen=True)
+class Outline:
+    definitions: list[Definition]  # top-level definitions in file order, none sharing a line
+    line_flags: bytearray  # COMMENT / LEADING bits per line
+
+
+# A resolver says whether a node is a definition: (symbol type, name as written) or None.
+Resolver = Callable[[Node], tuple[str, str] | None]
+
+
+@dataclass(frozen=True)
+class _Grammar:
+    module: str  # the grammar wheel
+    entry: str  # its function returning the language
+    kinds: dict[str, Resolver]  # node type -> resolver
+    # Nodes whose children are looked at as if they were the node's siblings (bodies, #ifdef, ...).
+    transparent: frozenset[str] = frozenset()
+    # Nodes (export, decorators, template<>) whose definition starts where they start.
+    wrappers: frozenset[str] = frozenset()
+    comments: frozenset[str] = frozenset({"comment"})
+    attributes: frozenset[str] = frozenset()  # stand-alone attribute lines above a definition
+    # Body-less namespace declarations that name everything after them (C# `namespace A;`).
+    scopes: frozenset[str] = frozenset()
+    docstrings: bool = False  # bare string statements are documentation (Python)
+
+
+def outline(text: str, language: str, rel_path: str) -> Outline | None:
+    """The definitions in `text`, or None when `language` has no grammar or it fails to load."""
+    key = "tsx" if language == "typescript" and rel_path.endswith(".tsx") else language
+    grammar = _GRAMMARS.get(key)
+    loaded = _load(key) if grammar is not None else None
+    if grammar is None or loaded is None:
+        return None
+    # Rows count "\n" only, like str.split("\n"), so the replacement cannot shift line numbers.
+    source = text.encode("utf-8", "replace")
+    walker = _Walker(grammar, source, text.count("\n") + 1)
+    definitions = walker.collect(Parser(loaded).parse(source).root_node, None, in_class=False)
+    return Outline(definitions, walker.flags)
+
+
+@cache
+def _load(key: str) -> Language | None:
+    grammar = _GRAMMARS[key]
+    try:
+        return Language(getattr(importlib.import_module(grammar.module), grammar.entry)())
+    except Exception:  # a missing or ABI-incompatible wheel must only cost the definition awareness
+        return None
+
+
+class _Walker:
+    def __init__(self, grammar: _Grammar, source: bytes, line_count: int) -> None:
+        self.grammar = grammar
+        self.source = source
+        self.flags = bytearray(line_count)
+        # The last row taken by a definition or a type header; rows only ever grow, which keeps the
+        # definitions in file order and disjoint even when several share a line.
+        self.last = -1
+
+    def collect(self, node: Node, parent: str | None, in_class: bool) -> list[Definition]:
+        found: list[Definition] = []
+        scope = parent
+        for child in node.named_children:
+            if child.type in self.grammar.scopes and child.child_by_field_name("body") is None:
+                qualifier, name = _split_name(_text(child.child_by_field_name("name")))
+                scope = _join(parent, *qualifier, name)
+            else:
+                self._visit(child, scope, in_class, found)
+        return found
+
+    def _visit(self, node: Node, parent: str | None, in_class: bool, found: list[Definition]) -> None:
+        grammar = self.grammar
+        if node.type in grammar.comments:
+            self._mark(node, COMMENT | LEADING)
+        elif node.type in grammar.attributes:
+            self._mark(node, LEADING)
+        elif grammar.docstrings and _is_docstring(node):
+            self._mark(node, COMMENT)
+        elif (resolved := self._resolve(node)) is not None:
+            self._define(node, *resolved, parent, in_class, found)
+        elif node.type in grammar.transparent or node.is_error:
+            # Definitions inside a stretch the parser could not make sense of are still definitions.
+            found.extend(self.collect(node, parent, in_class))
+
+    def _resolve(self, node: Node) -> tuple[Node, str, str] | None:
+        """(definition node, symbol type, name) for a definition, looking inside wrappers."""
+        if node.type in self.grammar.wrappers:
+            for child in node.named_children:
+                if (resolved := self._resolve(child)) is not None:
+                    return resolved
+            return None
+        resolver = self.grammar.kinds.get(node.type)
+        described = resolver(node) if resolver is not None else None
+        return (node, *described) if described is not None else None
+
+    def _define(self, outer: Node, node: Node, symbol_type: str, written: str, parent: str | None,
+                in_class: bool, found: list[Definition]) -> None:
+        qualifier, name = _split_name(written)
+        parent = _join(parent, *qualifier)
+        header = outer.start_point.row
+        if symbol_type in _FUNCTIONS:
+            if header > self.last and name:
+                kind = "method" if in_class or qualifier else "function"
+                found.append(Definition(name, kind, self._leading_start(header), _end_row(outer), parent))
+                self.last = _end_row(outer)
+            return
+        if header <= self.last or not name:
+            # Shares its first line with what came before (`namespace a { namespace b {`): it cannot
+            # be a chunk of its own, but its members still can.
+            self.last = max(self.last, header)
+            found.extend(self.collect(node, _join(parent, name), symbol_type in _CLASS_LIKE))
+            return
+        start = self._leading_start(header)
+        self.last = header
+        members = self.collect(node, _join(parent, name), symbol_type in _CLASS_LIKE)
+        found.append(Definition(name, symbol_type, start, _end_row(outer), parent, tuple(members)))
+        self.last = _end_row(outer)
+
+    def _leading_start(self, header: int) -> int:
+        row = header
+        while row - 1 > self.last and self.flags[row - 1] & LEADING:
+            row -= 1
+        return row
+
+    def _mark(self, node: Node, bits: int) -> None:
+        line_start = node.start_byte - node.start_point.column
+        if self.source[line_start:node.start_byte].strip():
+            return  # a trailing comment after code: the line is code
+        for row in range(node.start_point.row, _end_row(node) + 1):
+            self.flags[row] |= bits
+
+
+def _end_row(node: Node) -> int:
+    row, column = node.end_point
+    # Some grammars end a comment after its newline, at column 0 of the next line.
+    return row - 1 if column == 0 and row > node.start_point.row else row
+
+
+def _is_docstring(node: Node) -> bool:
+    return (node.type == "expression_statement" and node.named_child_count == 1
+            and node.named_children[0].type in ("string", "concatenated_string"))
+
+
+def _text(node: Node | None) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
+
+
+def _join(*parts: str | None) -> str | None:
+    return ".".join(part for part in parts if part) or None
+
+
+_GENERIC_ARGS = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
+_NAME_SEPARATOR = re.compile(r"::|\.|\\")
+
+
+def _split_name(written: str) -> tuple[list[str], str]:
+    """(qualifier parts, plain name): `Widget<T>::grow` -> (["Widget"], "grow"), `*Server` -> ([], "Server")."""
+    text = " ".join(written.split()).strip("*&\"' ")
+    if "operator" not in text:  # operator[] and operator< are names, not type arguments
+        previous = None
+        while previous != text:
+            previous, text = text, _GENERIC_ARGS.sub("", text)
+    parts = [part.strip("*& ") for part in _NAME_SEPARATOR.split(text)]
+    parts = [part for part in parts if part]
+    return (parts[:-1], parts[-1]) if parts else ([], "")
+
+
+# ---- resolvers -------------------------------------------------------------------------------------
+
+def _named(symbol_type: str, *, needs_body: bool = False) -> Resolver:
+    """A definition named by its `name` field; `needs_body` rejects declarations and prototypes."""
+    def resolve(node: Node) -> tuple[str, str] | None:
+        name = node.child_by_field_name("name")
+        if name is None or (needs_body and node.child_by_field_name("body") is None):
+            return None
+        return symbol_type, _text(name)
+    return resolve
+
+
+def _c_function(node: Node) -> tuple[str, str] | None:
+    # The name sits at the bottom of a declarator chain: pointer -> function -> (qualified) identifier.
+    target = node.child_by_field_name("declarator")
+    while target is not None and target.type.endswith("declarator"):
+        inner = target.child_by_field_name("declarator")
+        target = inner if inner is not None else (target.named_children or [None])[0]
+    return ("function", _text(target)) if target is not None else None
+
+
+_C_TYPES = {"struct_specifier": "struct", "union_specifier": "union", "enum_specifier": "enum",
+            "class_specifier": "class"}
+
+
+def _c_typedef(node: Node) -> tuple[str, str] | None:
+    """`typedef struct { ... } Name;` defines the struct Name."""
+    spec = node.child_by_field_name("type")
+    declarator = node.child_by_field_name("declarator")
+    if spec is None or declarator is None or spec.type not in _C_TYPES:
+        return None
+    return (_C_TYPES[spec.type], _text(declarator)) if spec.child_by_field_name("body") else None
+
+
+def _rust_impl(node: Node) -> tuple[str, str] | None:
+    # Named after the implementing type so its methods' parent is the type they belong to.
+    target = node.child_by_field_name("type")
+    return ("impl", _text(target)) if target is not None else None
+
+
+def _go_method(node: Node) -> tuple[str, str] | None:
+    name = node.child_by_field_name("name")
+    receiver = node.child_by_field_name("receiver")
+    receiver_types = [p.child_by_field_name("type") for p in receiver.named_children] if receiver else []
+    if name is None or not receiver_types or receiver_types[0] is None:
+        return None
+    return "method", f"{_split_name(_text(receiver_types[0]))[1]}.{_text(name)}"
+
+
+_GO_TYPES = {"struct_type": "struct", "interface_type": "interface"}
+
+
+def _go_type(node: Node) -> tuple[str, str] | None:
+    specs = [child for child in node.named_children if child.type == "type_spec"]
+    if len(specs) != 1:
+        return None
+    name, value = specs[0].child_by_field_name("name"), specs[0].child_by_field_name("type")
+    kind = _GO_TYPES.get(value.type) if value is not None else None
+    return (kind, _text(name)) if kind and name is not None else None
+
+
+_JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function",
+                                 "generator_function"})
+
+
+def _js_variable(node: Node) -> tuple[str, str] | None:
+    """`const add = (a, b) => a + b` defines the function add."""
+    declarators = [child for child in node.named_children if child.type == "variable_declarator"]
+    if len(declarators) != 1:
+        return None
+    name = declarators[0].child_by_field_name("name")
+    value = declarators[0].child_by_field_name("value")
+    if name is None or name.type != "identifier" or value is None or value.type not in _JS_FUNCTION_VALUES:
+        return None
+    return "function", _text(name)
+
+
+def _js_field(node: Node) -> tuple[str, str] | None:
+    """A class field holding an arrow function (`onClick = () => {...}`) is a method."""
+    name = node.child_by_field_name("name")
+    name = name if name is not None else node.child_by_field_name("property")
+    value = node.child_by_field_name("value")
+    if name is None or value is None or value.type not in _JS_FUNCTION_VALUES:
+        return None
+    return "function", _text(name)
+
+
+# ---- grammars --------------------------------------------------------------------------------------
+
+_FUNCTION = _named("function")
+_FUNCTION_WITH_BODY = _named("function", needs_body=True)
+
+_JAVASCRIPT = _Grammar(
+    "tree_sitter_javascript", "language",
+    kinds={"function_declaration": _FUNCTION, "generator_function_declaration": _FUNCTION,
+           "class_declaration": _named("class"), "method_definition": _FUNCTION,
+           "lexical_declaration": _js_variable, "variable_declaration": _js_variable,
+           "field_definition": _js_field},
+    transparent=frozenset({"class_body"}),
+    wrappers=frozenset({"export_statement"}),
+    attributes=frozenset({"decorator"}),
+)
+
+_TYPESCRIPT = replace(
+    _JAVASCRIPT, module="tree_sitter_typescript", entry="language_typescript",
+    kinds={**_JAVASCRIPT.kinds, "abstract_class_declaration": _named("class"),
+           "interface_declaration": _named("interface"), "enum_declaration": _named("enum"),
+           "internal_module": _named("namespace"), "public_field_definition": _js_field},
+    transparent=frozenset({"class_body", "statement_block"}),
+    # `namespace X {}` parses as an expression statement; `declare ...` as an ambient declaration.
+    wrappers=frozenset({"export_statement", "expression_statement", "ambient_declaration"}),
+)
+
+_C_KINDS: dict[str, Resolver] = {
+    "function_definition": _c_function, "type_definition": _c_typedef,
+    "struct_specifier": _named("struct", needs_body=True),
+    "union_specifier": _named("union", needs_body=True),
+    "enum_specifier": _named("enum", needs_body=True),
+}
+_PREPROCESSOR = frozenset({"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif",
+                           "preproc_elifdef"})
+
+_GRAMMARS: dict[str, _Grammar] = {
+    "python": _Grammar(
+        "tree_sitter_python", "language",
+        kinds={"function_definition": _FUNCTION, "class_definition": _named("class")},
+        transparent=frozenset({"block"}),
+        wrappers=frozenset({"decorated_definition"}),
+        docstrings=True,
+    ),
+    "javascript": _JAVASCRIPT,
+    "typescript": _TYPESCRIPT,
+    "tsx": replace(_TYPESCRIPT, entry="language_tsx"),
+    "rust": _Grammar(
+        "tree_sitter_rust", "language",
+        kinds={"function_item": _FUNCTION, "struct_item": _named("struct"), "enum_item": _named("enum"),
+               "union_item": _named("union"), "trait_item": _named("trait"), "impl_item": _rust_impl,
+               "mod_item": _named("module", needs_body=True)},
+        transparent=frozenset({"declaration_list"}),
+        comments=frozenset({"line_comment", "block_comment"}),
+        attributes=frozenset({"attribute_item"}),
+    ),
+    "go": _Grammar(
+        "tree_sitter_go", "language",
+        kinds={"function_declaration": _FUNCTION_WITH_BODY, "method_declaration": _go_method,
+               "type_declaration": _go_type},
+    ),
+    "java": _Grammar(
+        "tree_sitter_java", "language",
+        kinds={"class_declaration": _named("class"), "interface_declaration": _named("interface"),
+               "enum_declaration": _named("enum"), "record_declaration": _named("record"),
+               "method_declaration": _FUNCTION_WITH_BODY, "constructor_declaration": _FUNCTION},
+        transparent=frozenset({"class_body", "interface_body", "enum_body", "enum_body_declarations"}),
+        comments=frozenset({"line_comment", "block_comment"}),
+    ),
+    "csharp": _Grammar(
+        "tree_sitter_c_sharp", "language",
+        kinds={"namespace_declaration": _named("namespace"), "class_declaration": _named("class"),
+               "struct_declaration": _named("struct"), "interface_declaration": _named("interface"),
+               "enum_declaration": _named("enum"), "record_declaration": _named("record"),
+               "method_declaration": _FUNCTION_WITH_BODY, "constructor_declaration": _FUNCTION},
+        transparent=frozenset({"declaration_list"}),
+        scopes=frozenset({"file_scoped_namespace_declaration"}),
+    ),
+    "c": _Grammar(
+        "tree_sitter_c", "language",
+        kinds=_C_KINDS,
+        transparent=_PREPROCESSOR,
+    ),
+    "cpp": _Grammar(
+        "tree_sitter_cpp", "language",
+        kinds={**_C_KINDS, "class_specifier": _named("class", needs_body=True),
+               "namespace_definition": _named("namespace")},
+        # An anonymous namespace is no symbol, but the functions in it are.
+        transparent=_PREPROCESSOR | {"namespace_definition", "declaration_list", "field_declaration_list",
+                                     "linkage_specification"},
+        wrappers=frozenset({"template_declaration"}),
+    ),
+    "ruby": _Grammar(
+        "tree_sitter_ruby", "language",
+        kinds={"class": _named("class"), "module": _named("module"), "method": _FUNCTION,
+               "singleton_method": _FUNCTION},
+        transparent=frozenset({"body_statement", "singleton_class"}),
+    ),
+    "php": _Grammar(
+        "tree_sitter_php", "language_php",
+        kinds={"class_declaration": _named("class"), "interface_declaration": _named("interface"),
+               "trait_declaration": _named("trait"), "enum_declaration": _named("enum"),
+               "function_definition": _FUNCTION, "method_declaration": _FUNCTION_WITH_BODY,
+               "namespace_definition": _named("namespace", needs_body=True)},
+        transparent=frozenset({"declaration_list", "compound_statement", "namespace_definition"}),
+        scopes=frozenset({"namespace_definition"}),
+    ),
+    "bash": _Grammar(
+        "tree_sitter_bash", "language",
+        kinds={"function_definition": _FUNCTION},
+    ),
+}

@@ -1,0 +1,34 @@
+"""Merging results that show the same lines of the same file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def overlap_share(a: tuple[int, int], b: tuple[int, int]) -> float:
+    """Overlapping lines as a share of the smaller of two inclusive line ranges."""
+    shared = min(a[1], b[1]) - max(a[0], b[0]) + 1
+    if shared <= 0:
+        return 0.0
+    return shared / min(a[1] - a[0] + 1, b[1] - b[0] + 1)
+
+
+def merge_overlapping(ranked: Sequence[T], key: Callable[[T], tuple[str, int, int]], threshold: float,
+                      merge: Callable[[T, T], None]) -> list[T]:
+    """Keep results in rank order, folding each into an earlier one from the same file that it
+    overlaps by more than `threshold`; `merge(kept, dropped)` lets the kept one absorb labels."""
+    kept: list[T] = []
+    by_file: dict[str, list[T]] = {}
+    for item in ranked:
+        path, start, end = key(item)
+        into = next((k for k in by_file.get(path, ())
+                     if overlap_share(key(k)[1:], (start, end)) > threshold), None)
+        if into is None:
+            kept.append(item)
+            by_file.setdefault(path, []).append(item)
+        else:
+            merge(into, item)
+    return kept

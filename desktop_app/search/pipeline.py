@@ -1,0 +1,196 @@
+"""The query pipeline: validate, embed (cached), retrieve, fuse, filter, de-duplicate, rerank, expand."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+from pathlib import Path
+
+import numpy as np
+import pathspec
+
+from ..embedding import Embedder
+from ..store.store import VEC0_MAX_K, HistoryEntry, HitFilter, Scope, Store
+from .context import FileLines, expand
+from .dedup import merge_overlapping
+from .embedding_cache import QueryEmbeddingCache
+from .fusion import Candidate, keyword_strengths, score, similarity
+from .query import ParsedQuery, fts_all, fts_any, parse
+from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRequest, validate
+from .results import SearchResponse, SearchResult
+
+
+class Searcher:
+    """Runs searches against one store; used from the worker thread that owns the store."""
+
+    def __init__(self, store: Store, embedder: Embedder | None):
+        self.store = store
+        self.embedder = embedder
+        self.cache = QueryEmbeddingCache(embedder.embed_query) if embedder else None
+
+    def search(self, request: SearchRequest, indexing_roots: Collection[str] = ()) -> SearchResponse:
+        started = time.perf_counter()
+        req = validate(request)
+        scopes = self._scopes(req)
+        response = SearchResponse(req.query, req.mode, effective_mode=req.mode)
+        response.partial = any(s.root in indexing_roots for s in scopes)
+
+        query_vec = None
+        if req.mode != "exact":
+            if len(req.query) < MIN_SEMANTIC_CHARS:
+                response.effective_mode = "exact"
+                response.notice = f"queries under {MIN_SEMANTIC_CHARS} characters use exact matching only"
+            else:
+                query_vec, problem = self._embed(req.query)
+                if query_vec is None:
+                    response.effective_mode = "exact"
+                    response.notice = f"semantic search is unavailable ({problem}); showing exact matches only"
+
+        response.results = self._retrieve(req, scopes, parse(req.query), query_vec, response.effective_mode)
+        if req.context:
+            self._add_context(response.results, req.context)
+        response.elapsed_ms = (time.perf_counter() - started) * 1000
+        if req.record_history:
+            self.store.add_history(HistoryEntry(
+                time.time(), req.query, ",".join(s.root for s in scopes) if len(scopes) < 4 else "(all scopes)",
+                req.mode, len(response.results), response.results[0].score if response.results else None,
+                round(response.elapsed_ms, 3)))
+        return response
+
+    # --- steps ----------------------------------------------------------------------------------
+
+    def _scopes(self, req: SearchRequest) -> list[Scope]:
+        if req.all_scopes and not req.roots:
+            scopes = [s.scope for s in self.store.list_scopes()]
+            if not scopes:
+                raise SearchError("nothing is indexed yet; run `quarry index PATH` first")
+            return scopes
+        scopes = []
+        for root in req.roots:
+            resolved = Path(root).expanduser().resolve()
+            scope = self.store.scope_for_root(resolved)
+            if scope is None:
+                raise SearchError(f"{resolved} is not indexed; run `quarry index {resolved}` first")
+            scopes.append(scope)
+        return scopes
+
+    def _embed(self, query: str) -> tuple[np.ndarray | None, str | None]:
+        if self.cache is None:
+            return None, "no embedding model is loaded"
+        try:
+            return self.cache.get(query), None
+        except Exception as exc:  # any model failure degrades to exact search rather than failing
+            return None, f"{type(exc).__name__}: {exc}"
+
+    def _retrieve(self, req: SearchRequest, scopes: list[Scope], parsed: ParsedQuery,
+                  query_vec: np.ndarray | None, mode: str) -> list[SearchResult]:
+        f = req.filters
+        where = HitFilter(f.languages, f.chunk_types, f.symbol_types, f.symbol_names)
+        globs = pathspec.GitIgnoreSpec.from_lines(f.globs) if f.globs else None
+        roots = {s.id: s.root for s in scopes}
+        scope_ids = list(roots)
+        fetch = max(50, req.k * (20 if f.narrows else 5))
+        while True:
+            candidates, exhausted = self._candidates(scope_ids, parsed, query_vec, mode, where, fetch)
+            for c in candidates:
+                c.score = score(c, mode, req.rerank)
+            ranked = sorted((c for c in candidates if (globs is None or globs.match_file(c.hit.path))
+                             and c.score >= f.min_score), key=lambda c: (-c.score, c.hit.path, c.hit.start_line))
+            ranked = _drop_cross_scope_copies(ranked)
+            kept = merge_overlapping(ranked, lambda c: (f"{c.hit.scope_id}/{c.hit.path}", c.hit.start_line,
+                                                        c.hit.end_line), req.overlap_threshold, _absorb)
+            if len(kept) >= req.k or exhausted or fetch >= VEC0_MAX_K:
+                return [_result(c, roots[c.hit.scope_id]) for c in kept[:req.k]]
+            fetch = min(VEC0_MAX_K, fetch * 4)
+
+    def _candidates(self, scope_ids: list[str], parsed: ParsedQuery, query_vec: np.ndarray | None, mode: str,
+                    where: HitFilter, fetch: int) -> tuple[list[Candidate], bool]:
+        """Candidates by file_chunk id, and whether every retriever returned all it had."""
+        by_id: dict[int, Candidate] = {}
+        exhausted = True
+        if query_vec is not None:
+            nearest = self.store.knn(self.embedder.model_id, scope_ids, query_vec, fetch, where)
+            exhausted &= len(nearest) < fetch
+            sims = {cid: similarity(d) for cid, d in nearest}
+            for hit in self.store.hits_for_chunks(scope_ids, list(sims), where):
+                by_id[hit.file_chunk_id] = Candidate(hit, semantic=sims[hit.chunk_id], found_semantic=True)
+        if mode in ("exact", "hybrid"):
+            kw_exhausted = self._keyword_candidates(by_id, scope_ids, parsed, mode, where, fetch)
+            exhausted &= kw_exhausted
+            if query_vec is not None:
+                self._fill_similarity(by_id, query_vec)
+        return list(by_id.values()), exhausted
+
+    def _keyword_candidates(self, by_id: dict[int, Candidate], scope_ids: list[str], parsed: ParsedQuery,
+                            mode: str, where: HitFilter, fetch: int) -> bool:
+        names = [i for i in parsed.identifiers]
+        if parsed.looks_like_identifier and parsed.text not in names:
+            names.append(parsed.text)
+        symbol_ids = set(self.store.symbol_matches(scope_ids, names, fetch, where)) if names else set()
+        # Exact mode wants every word; hybrid lets BM25 weigh partial matches against the semantic side.
+        expressions = [fts_all(parsed), fts_any(parsed)] if mode == "exact" else [fts_any(parsed)]
+        ranks: list[tuple[int, float]] = []
+        for expr in filter(None, expressions):
+            ranks = self.store.keyword_search(scope_ids, expr, fetch, where)
+            if len(ranks) >= fetch // 5:
+                break
+        strengths = keyword_strengths(ranks)
+        new_ids = [fid for fid in [*symbol_ids, *strengths] if fid not in by_id]
+        for hit in self.store.hits_by_id(list(dict.fromkeys(new_ids))):
+            by_id[hit.file_chunk_id] = Candidate(hit)
+        for fid, strength in strengths.items():
+            by_id[fid].keyword = strength
+            by_id[fid].found_keyword = True
+        for fid in symbol_ids:
+            by_id[fid].exact_symbol = True
+            by_id[fid].found_keyword = True
+            by_id[fid].keyword = max(by_id[fid].keyword, 1.0)
+        return len(ranks) < fetch and len(symbol_ids) < fetch
+
+    def _fill_similarity(self, by_id: dict[int, Candidate], query_vec: np.ndarray) -> None:
+        """Give keyword-only candidates their real similarity so fusion compares like with like."""
+        missing = {c.hit.chunk_id for c in by_id.values() if c.semantic is None}
+        if not missing:
+            return
+        vectors = self.store.vectors(self.embedder.model_id, list(missing))
+        q = np.asarray(query_vec, dtype=np.float32)
+        for c in by_id.values():
+            if c.semantic is None and c.hit.chunk_id in vectors:
+                c.semantic = float(min(1.0, max(0.0, float(vectors[c.hit.chunk_id] @ q))))
+
+    def _add_context(self, results: list[SearchResult], n: int) -> None:
+        files = FileLines()
+        for r in results:
+            lines = files.lines_if_current(Path(r.scope_root) / r.path, r.file_sha256)
+            if lines is None:
+                r.stale = True
+                continue
+            r.context_start_line, r.context_end_line, r.context = expand(lines, r.start_line, r.end_line, n)
+
+
+def _drop_cross_scope_copies(ranked: list[Candidate]) -> list[Candidate]:
+    """With several scopes, the same chunk at the same path (a worktree's unchanged file) shows once."""
+    seen: set[tuple[str, int, int]] = set()
+    out = []
+    for c in ranked:
+        key = (c.hit.path, c.hit.chunk_id, c.hit.start_line)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def _absorb(kept: Candidate, dropped: Candidate) -> None:
+    kept.found_semantic |= dropped.found_semantic
+    kept.found_keyword |= dropped.found_keyword
+
+
+def _result(c: Candidate, root: str) -> SearchResult:
+    h = c.hit
+    result = SearchResult(
+        path=h.path, start_line=h.start_line, end_line=h.end_line, score=c.score, relevance=c.relevance,
+        language=h.language, chunk_type=h.chunk_type, symbol_name=h.symbol_name, symbol_type=h.symbol_type,
+        parent_symbol=h.parent_symbol, snippet=h.text,
+        semantic_score=None if c.semantic is None else round(c.semantic, 4), scope_root=root,
+        file_sha256=h.file_sha256)
+    return result

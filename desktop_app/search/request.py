@@ -1,0 +1,104 @@
+"""What a search asks for and what it answers, with validation of user input."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pathspec
+
+from ..indexing.chunk import CHUNK_TYPES
+from ..indexing.languages import LANGUAGES
+
+MODES = ("hybrid", "semantic", "exact")
+MAX_K = 100
+MAX_CONTEXT = 200
+MIN_SEMANTIC_CHARS = 3
+
+
+class SearchError(ValueError):
+    """Bad search input; the message is one line saying what is wrong and what to do."""
+
+
+@dataclass(frozen=True)
+class RerankOptions:
+    """Weights applied after retrieval (after the seed spec's RerankingOptions)."""
+
+    similarity_weight: float = 1.0  # multiplies the fused retrieval score
+    symbol_boost: float = 0.05  # chunks that are a named definition (function, class...)
+    preferred_chunk_types: tuple[str, ...] = ("function", "type")
+    chunk_type_boost: float = 0.03
+    recency_boost: float = 0.0  # up to this much for files indexed most recently
+    recency_half_life_days: float = 30.0
+
+
+CODE_SEARCH_PRESET = RerankOptions()
+NO_RERANK = RerankOptions(symbol_boost=0.0, chunk_type_boost=0.0, recency_boost=0.0)
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    languages: tuple[str, ...] = ()
+    chunk_types: tuple[str, ...] = ()
+    symbol_types: tuple[str, ...] = ()
+    symbol_names: tuple[str, ...] = ()
+    globs: tuple[str, ...] = ()  # gitignore-style patterns; a result must match one
+    min_score: float = 0.0
+
+    @property
+    def narrows(self) -> bool:
+        return bool(self.languages or self.chunk_types or self.symbol_types or self.symbol_names
+                    or self.globs or self.min_score > 0)
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    roots: tuple[str, ...] = ()  # scope roots to search; empty with all_scopes=True means every scope
+    all_scopes: bool = False
+    k: int = 10
+    mode: str = "hybrid"
+    filters: SearchFilters = field(default_factory=SearchFilters)
+    context: int = 0
+    overlap_threshold: float = 0.5  # merge same-file results overlapping more than this share
+    rerank: RerankOptions = CODE_SEARCH_PRESET
+    record_history: bool = True
+
+
+def validate(request: SearchRequest) -> SearchRequest:
+    """Raise SearchError for input a user must fix; return the request with the query trimmed."""
+    query = " ".join(request.query.split())
+    if not query:
+        raise SearchError("the query is empty; type what you are looking for")
+    if not 1 <= request.k <= MAX_K:
+        raise SearchError(f"k must be between 1 and {MAX_K} (got {request.k})")
+    if request.mode not in MODES:
+        raise SearchError(f"unknown mode {request.mode!r}; use one of {', '.join(MODES)}")
+    if not 0 <= request.context <= MAX_CONTEXT:
+        raise SearchError(f"context must be between 0 and {MAX_CONTEXT} lines (got {request.context})")
+    if not 0 < request.overlap_threshold <= 1:
+        raise SearchError("the overlap threshold must be above 0 and at most 1")
+    if not request.roots and not request.all_scopes:
+        raise SearchError("say which project to search: pass --root PATH or --all-scopes")
+    _validate_filters(request.filters)
+    return SearchRequest(**{**request.__dict__, "query": query})
+
+
+def _validate_filters(f: SearchFilters) -> None:
+    unknown = sorted(set(f.languages) - LANGUAGES)
+    if unknown:
+        raise SearchError(f"unknown language {unknown[0]!r}; use lowercase names such as python, rust, "
+                          "typescript, markdown")
+    bad_types = sorted(set(f.chunk_types) - set(CHUNK_TYPES))
+    if bad_types:
+        raise SearchError(f"unknown chunk type {bad_types[0]!r}; use one of {', '.join(CHUNK_TYPES)}")
+    if not 0 <= f.min_score <= 1:
+        raise SearchError(f"min score must be between 0 and 1 (got {f.min_score})")
+    for pattern in f.globs:
+        if not pattern.strip():
+            raise SearchError("an empty --glob pattern matches nothing; remove it or give a pattern")
+        try:
+            pathspec.GitIgnoreSpec.from_lines([pattern])
+        except (ValueError, TypeError) as exc:
+            raise SearchError(f"invalid glob {pattern!r}: {exc}") from exc
+    if any(not n.strip() for n in f.symbol_names):
+        raise SearchError("an empty symbol name filter matches nothing")

@@ -1,0 +1,51 @@
+"""Search results as the CLI prints them and the GUI shows them."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class SearchResult:
+    path: str  # POSIX, relative to the scope root
+    start_line: int
+    end_line: int
+    score: float  # 0..1, higher is better; see search/fusion.py for how it is made
+    relevance: str  # "exact" | "semantic" | "both"
+    language: str
+    chunk_type: str
+    symbol_name: str | None
+    symbol_type: str | None
+    parent_symbol: str | None
+    snippet: str
+    semantic_score: float | None  # cosine similarity to the query, where it was computed
+    scope_root: str
+    context_start_line: int | None = None
+    context_end_line: int | None = None
+    context: str | None = None
+    stale: bool = False  # the file changed on disk since it was indexed
+    file_sha256: str = field(default="", repr=False)  # content hash at indexing, for the stale check
+
+    def to_dict(self, with_context: bool) -> dict:
+        out = asdict(self)
+        out.pop("file_sha256")
+        if not with_context:
+            for key in ("context_start_line", "context_end_line", "context"):
+                out.pop(key)
+        return out
+
+
+@dataclass
+class SearchResponse:
+    query: str
+    mode: str  # the mode asked for
+    results: list[SearchResult] = field(default_factory=list)
+    elapsed_ms: float = 0.0
+    notice: str | None = None  # e.g. why search fell back to exact matching
+    effective_mode: str = ""  # the mode actually used
+    partial: bool = False  # an index of a searched scope is still running
+
+    def to_dict(self, with_context: bool = False) -> dict:
+        return {"query": self.query, "mode": self.mode, "effective_mode": self.effective_mode,
+                "results": [r.to_dict(with_context) for r in self.results],
+                "elapsed_ms": round(self.elapsed_ms, 3), "notice": self.notice, "partial": self.partial}

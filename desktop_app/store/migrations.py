@@ -1,0 +1,97 @@
+"""Numbered schema migrations, applied in order and tracked with PRAGMA user_version.
+
+Vectors live in one vec0 table per embedding model (see Store.vector_table) so a store can be
+re-embedded with a new model while the old vectors keep answering searches.
+"""
+
+from __future__ import annotations
+
+import apsw
+
+from .connection import StoreError
+
+MIGRATIONS: list[str] = [
+    # 1: scopes, files, chunks, file->chunk mappings, keyword index, models, search history
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE scope (
+        id TEXT PRIMARY KEY,
+        type TEXT NOT NULL CHECK (type IN ('main', 'worktree')),
+        root TEXT NOT NULL UNIQUE,
+        parent_id TEXT REFERENCES scope(id) ON DELETE CASCADE,
+        created_at REAL NOT NULL,
+        last_indexed_at REAL
+    );
+    CREATE TABLE chunk (
+        id INTEGER PRIMARY KEY,
+        hash TEXT NOT NULL UNIQUE,          -- sha256 of the embedded document (header + text)
+        text TEXT NOT NULL,                 -- the file lines the chunk covers
+        token_count INTEGER NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE model (
+        id TEXT PRIMARY KEY,
+        dims INTEGER NOT NULL,
+        vector_table TEXT NOT NULL UNIQUE,
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE file (
+        id INTEGER PRIMARY KEY,
+        scope_id TEXT NOT NULL REFERENCES scope(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,                 -- POSIX, relative to the scope root
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        sha256 TEXT,
+        language TEXT,
+        status TEXT NOT NULL CHECK (status IN ('indexed', 'skipped')),
+        skip_reason TEXT,
+        indexed_at REAL NOT NULL,
+        UNIQUE (scope_id, path)
+    );
+    CREATE TABLE file_chunk (
+        id INTEGER PRIMARY KEY,
+        file_id INTEGER NOT NULL REFERENCES file(id) ON DELETE CASCADE,
+        scope_id TEXT NOT NULL,             -- copied from file so scope filters need no join
+        chunk_id INTEGER NOT NULL REFERENCES chunk(id),
+        ordinal INTEGER NOT NULL,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        chunk_type TEXT NOT NULL,
+        symbol_name TEXT,
+        symbol_type TEXT,
+        parent_symbol TEXT
+    );
+    CREATE INDEX file_chunk_file ON file_chunk(file_id);
+    CREATE INDEX file_chunk_scope_chunk ON file_chunk(scope_id, chunk_id);
+    CREATE INDEX file_chunk_chunk ON file_chunk(chunk_id);
+    CREATE INDEX file_chunk_symbol ON file_chunk(scope_id, symbol_name COLLATE NOCASE);
+    -- Keyword index, one row per file_chunk (rowid = file_chunk.id); identifiers are split
+    -- before insertion so `parseHTTPHeader` also matches "parse", "http" and "header".
+    CREATE VIRTUAL TABLE fts USING fts5(
+        symbol, path, body, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 tokenchars '_'"
+    );
+    CREATE TABLE history (
+        id INTEGER PRIMARY KEY,
+        at REAL NOT NULL,
+        query TEXT NOT NULL,
+        scope_root TEXT,
+        mode TEXT NOT NULL,
+        result_count INTEGER NOT NULL,
+        top_score REAL,
+        duration_ms REAL NOT NULL
+    );
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: apsw.Connection) -> None:
+    version = conn.execute("PRAGMA user_version").fetchall()[0][0]
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"this index was written by a newer Quarry (schema {version}, this build reads "
+                         f"up to {SCHEMA_VERSION}); upgrade Quarry or choose another file with --db")
+    for number in range(version, SCHEMA_VERSION):
+        with conn:
+            conn.execute(MIGRATIONS[number])
+            conn.execute(f"PRAGMA user_version = {number + 1}")

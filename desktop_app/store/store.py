@@ -1,0 +1,499 @@
+"""All reads and writes of Quarry's index; nothing above this module writes SQL.
+
+A Store wraps one apsw connection and is used from one thread at a time (the worker).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import apsw
+import numpy as np
+
+from .connection import StoreError, open_connection
+from .migrations import migrate
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+VEC0_MAX_K = 4096  # sqlite-vec refuses larger k in one KNN query
+
+
+def new_ulid() -> str:
+    """A ULID: 48 bits of milliseconds then 80 random bits, Crockford base32, sortable by time."""
+    value = (int(time.time() * 1000) << 80) | secrets.randbits(80)
+    return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
+
+
+@dataclass(frozen=True)
+class Scope:
+    id: str
+    type: str  # "main" | "worktree"
+    root: str
+    parent_id: str | None
+    created_at: float
+    last_indexed_at: float | None
+
+
+@dataclass(frozen=True)
+class ScopeSummary:
+    scope: Scope
+    files: int
+    chunks: int
+
+
+@dataclass(frozen=True)
+class FileState:
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str | None
+    status: str  # "indexed" | "skipped"
+
+
+@dataclass(frozen=True)
+class ChunkRef:
+    """One chunk's place in one file, plus the keyword-index text for that place."""
+
+    chunk_hash: str
+    ordinal: int
+    start_line: int
+    end_line: int
+    chunk_type: str
+    symbol_name: str | None
+    symbol_type: str | None
+    parent_symbol: str | None
+    fts_symbol: str
+    fts_path: str
+    fts_body: str
+
+
+@dataclass(frozen=True)
+class FileWrite:
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    language: str
+    chunks: list[ChunkRef] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class NewChunk:
+    hash: str
+    text: str
+    token_count: int
+    vector: np.ndarray
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    path: str
+    size: int
+    mtime_ns: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One file_chunk row as search sees it."""
+
+    file_chunk_id: int
+    chunk_id: int
+    scope_id: str
+    path: str
+    language: str
+    start_line: int
+    end_line: int
+    chunk_type: str
+    symbol_name: str | None
+    symbol_type: str | None
+    parent_symbol: str | None
+    text: str
+    file_sha256: str
+    file_mtime_ns: int
+    indexed_at: float
+
+
+@dataclass(frozen=True)
+class HitFilter:
+    """Search filters that SQL can apply (path globs are applied above, by pathspec)."""
+
+    languages: Sequence[str] = ()
+    chunk_types: Sequence[str] = ()
+    symbol_types: Sequence[str] = ()
+    symbol_names: Sequence[str] = ()
+
+    def sql(self) -> tuple[str, list]:
+        """An SQL condition over `fc` (file_chunk) and `f` (file), and its arguments."""
+        clauses: list[str] = []
+        args: list = []
+        for column, values in (("f.language", self.languages), ("fc.chunk_type", self.chunk_types),
+                               ("fc.symbol_type", self.symbol_types)):
+            if values:
+                clauses.append(f"{column} IN ({','.join('?' * len(values))})")
+                args += list(values)
+        if self.symbol_names:
+            clauses.append(f"fc.symbol_name COLLATE NOCASE IN ({','.join('?' * len(self.symbol_names))})")
+            args += list(self.symbol_names)
+        return (" AND ".join(clauses) or "1"), args
+
+
+NO_FILTER = HitFilter()
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    at: float
+    query: str
+    scope_root: str | None
+    mode: str
+    result_count: int
+    top_score: float | None
+    duration_ms: float
+
+
+_HIT_COLUMNS = """fc.id, fc.chunk_id, fc.scope_id, f.path, f.language, fc.start_line, fc.end_line,
+    fc.chunk_type, fc.symbol_name, fc.symbol_type, fc.parent_symbol, c.text, f.sha256, f.mtime_ns,
+    f.indexed_at"""
+
+
+def _vector_table_name(model_id: str) -> str:
+    return "vec_" + re.sub(r"[^0-9A-Za-z]+", "_", model_id).strip("_").lower()
+
+
+class Store:
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        if self.path.exists() and self.path.is_dir():
+            raise StoreError(f"{self.path} is a folder, not an index database; pass a file path with --db")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = open_connection(self.path)
+        try:
+            migrate(conn)
+        except (apsw.NotADBError, apsw.CorruptError) as exc:
+            conn.close()
+            raise StoreError(f"{self.path} is not a Quarry index (or it is damaged); move it aside or "
+                             "choose another file with --db") from exc
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def _rows(self, sql: str, args: Sequence = ()) -> list[tuple]:
+        return self._conn.execute(sql, args).fetchall()
+
+    # --- models ---------------------------------------------------------------------------------
+
+    def vector_table(self, model_id: str, dims: int) -> str:
+        """The vec0 table holding `model_id`'s vectors, created on first use."""
+        rows = self._rows("SELECT dims, vector_table FROM model WHERE id = ?", (model_id,))
+        if rows:
+            if rows[0][0] != dims:
+                raise StoreError(f"model {model_id} is recorded with {rows[0][0]} dimensions but produced {dims}")
+            return rows[0][1]
+        table = _vector_table_name(model_id)
+        with self._conn:
+            self._conn.execute(
+                f"CREATE VIRTUAL TABLE {table} USING vec0(embedding float[{int(dims)}] distance_metric=cosine)")
+            self._conn.execute("INSERT INTO model (id, dims, vector_table, created_at) VALUES (?, ?, ?, ?)",
+                               (model_id, dims, table, time.time()))
+        return table
+
+    def _existing_vector_table(self, model_id: str) -> str | None:
+        rows = self._rows("SELECT vector_table FROM model WHERE id = ?", (model_id,))
+        return rows[0][0] if rows else None
+
+    # --- scopes ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _scope(row: tuple) -> Scope:
+        return Scope(*row)
+
+    def scope_for_root(self, root: Path | str) -> Scope | None:
+        rows = self._rows("SELECT id, type, root, parent_id, created_at, last_indexed_at FROM scope "
+                          "WHERE root = ?", (str(root),))
+        return self._scope(rows[0]) if rows else None
+
+    def scope_by_id(self, scope_id: str) -> Scope | None:
+        rows = self._rows("SELECT id, type, root, parent_id, created_at, last_indexed_at FROM scope "
+                          "WHERE id = ?", (scope_id,))
+        return self._scope(rows[0]) if rows else None
+
+    def create_scope(self, root: Path | str, type_: str = "main", parent_id: str | None = None) -> Scope:
+        scope = Scope(new_ulid(), type_, str(root), parent_id, time.time(), None)
+        with self._conn:
+            self._conn.execute("INSERT INTO scope VALUES (?, ?, ?, ?, ?, ?)",
+                               (scope.id, scope.type, scope.root, scope.parent_id, scope.created_at, None))
+        return scope
+
+    def mark_indexed(self, scope_id: str) -> None:
+        with self._conn:
+            self._conn.execute("UPDATE scope SET last_indexed_at = ? WHERE id = ?", (time.time(), scope_id))
+
+    def list_scopes(self) -> list[ScopeSummary]:
+        rows = self._rows("""
+            SELECT s.id, s.type, s.root, s.parent_id, s.created_at, s.last_indexed_at,
+                   (SELECT count(*) FROM file f WHERE f.scope_id = s.id AND f.status = 'indexed'),
+                   (SELECT count(*) FROM file_chunk fc WHERE fc.scope_id = s.id)
+            FROM scope s ORDER BY s.root""")
+        return [ScopeSummary(self._scope(r[:6]), r[6], r[7]) for r in rows]
+
+    def remove_scope(self, scope_id: str) -> int:
+        """Delete a scope (and its worktree children); returns how many orphaned chunks were collected."""
+        with self._conn:
+            ids = [scope_id] + [r[0] for r in self._rows("SELECT id FROM scope WHERE parent_id = ?", (scope_id,))]
+            for sid in ids:
+                self._delete_fts_for(
+                    "SELECT id FROM file_chunk WHERE scope_id = ?", (sid,))
+                self._conn.execute("DELETE FROM file_chunk WHERE scope_id = ?", (sid,))
+                self._conn.execute("DELETE FROM file WHERE scope_id = ?", (sid,))
+            self._conn.execute("DELETE FROM scope WHERE id = ? OR parent_id = ?", (scope_id, scope_id))
+            return self._collect_orphans()
+
+    # --- files ----------------------------------------------------------------------------------
+
+    def file_states(self, scope_id: str) -> dict[str, FileState]:
+        rows = self._rows("SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = ?",
+                          (scope_id,))
+        return {r[0]: FileState(*r) for r in rows}
+
+    def known_chunks(self, hashes: Iterable[str], model_id: str) -> dict[str, int]:
+        """Chunk ids for those of `hashes` that already have a vector for `model_id`."""
+        table = self._existing_vector_table(model_id)
+        unique = list(dict.fromkeys(hashes))
+        if not unique:
+            return {}
+        found: dict[str, int] = {}
+        vec_clause = f"AND EXISTS (SELECT 1 FROM {table} v WHERE v.rowid = c.id)" if table else ""
+        for start in range(0, len(unique), 500):
+            part = unique[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for h, cid in self._rows(f"SELECT c.hash, c.id FROM chunk c WHERE c.hash IN ({marks}) {vec_clause}",
+                                     part):
+                found[h] = cid
+        return found if table else {}
+
+    def write_batch(self, scope_id: str, model_id: str, new_chunks: Sequence[NewChunk],
+                    files: Sequence[FileWrite] = (), skipped: Sequence[SkippedFile] = (),
+                    touched: Sequence[tuple[str, int, int]] = (), deleted: Sequence[str] = ()) -> None:
+        """Apply one batch of indexing results in a single transaction.
+
+        A file row is only ever written together with all of its chunks and vectors, so a crash
+        between batches leaves whole files or nothing, and the next run resumes from there.
+        """
+        now = time.time()
+        with self._conn:
+            if new_chunks:
+                table = self.vector_table(model_id, int(new_chunks[0].vector.shape[0]))
+                for ch in new_chunks:
+                    self._conn.execute(
+                        "INSERT INTO chunk (hash, text, token_count, created_at) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT(hash) DO NOTHING", (ch.hash, ch.text, ch.token_count, now))
+                    cid = self._rows("SELECT id FROM chunk WHERE hash = ?", (ch.hash,))[0][0]
+                    self._conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (cid,))
+                    self._conn.execute(f"INSERT INTO {table} (rowid, embedding) VALUES (?, ?)",
+                                       (cid, np.ascontiguousarray(ch.vector, dtype=np.float32).tobytes()))
+            for path in deleted:
+                self._delete_file(scope_id, path)
+            for path, size, mtime_ns in touched:
+                self._conn.execute("UPDATE file SET size = ?, mtime_ns = ? WHERE scope_id = ? AND path = ?",
+                                   (size, mtime_ns, scope_id, path))
+            for sk in skipped:
+                self._delete_file(scope_id, sk.path)
+                self._conn.execute(
+                    "INSERT INTO file (scope_id, path, size, mtime_ns, status, skip_reason, indexed_at) "
+                    "VALUES (?, ?, ?, ?, 'skipped', ?, ?)", (scope_id, sk.path, sk.size, sk.mtime_ns, sk.reason, now))
+            for fw in files:
+                self._write_file(scope_id, fw, now)
+
+    def _write_file(self, scope_id: str, fw: FileWrite, now: float) -> None:
+        self._delete_file(scope_id, fw.path)
+        file_id = self._conn.execute(
+            "INSERT INTO file (scope_id, path, size, mtime_ns, sha256, language, status, indexed_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'indexed', ?) RETURNING id",
+            (scope_id, fw.path, fw.size, fw.mtime_ns, fw.sha256, fw.language, now)).fetchall()[0][0]
+        hashes = [c.chunk_hash for c in fw.chunks]
+        ids = self._chunk_ids(hashes)
+        for ref in fw.chunks:
+            fc_id = self._conn.execute(
+                "INSERT INTO file_chunk (file_id, scope_id, chunk_id, ordinal, start_line, end_line, chunk_type, "
+                "symbol_name, symbol_type, parent_symbol) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (file_id, scope_id, ids[ref.chunk_hash], ref.ordinal, ref.start_line, ref.end_line,
+                 ref.chunk_type, ref.symbol_name, ref.symbol_type, ref.parent_symbol)).fetchall()[0][0]
+            self._conn.execute("INSERT INTO fts (rowid, symbol, path, body) VALUES (?, ?, ?, ?)",
+                               (fc_id, ref.fts_symbol, ref.fts_path, ref.fts_body))
+
+    def _chunk_ids(self, hashes: Sequence[str]) -> dict[str, int]:
+        unique = list(dict.fromkeys(hashes))
+        out: dict[str, int] = {}
+        for start in range(0, len(unique), 500):
+            part = unique[start:start + 500]
+            marks = ",".join("?" * len(part))
+            out.update(self._rows(f"SELECT hash, id FROM chunk WHERE hash IN ({marks})", part))
+        missing = set(unique) - out.keys()
+        if missing:
+            raise StoreError(f"internal error: {len(missing)} chunk(s) referenced before they were stored")
+        return out
+
+    def _delete_fts_for(self, select_ids_sql: str, args: Sequence) -> None:
+        self._conn.execute(f"DELETE FROM fts WHERE rowid IN ({select_ids_sql})", args)
+
+    def _delete_file(self, scope_id: str, path: str) -> None:
+        self._delete_fts_for("SELECT fc.id FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+                             "WHERE f.scope_id = ? AND f.path = ?", (scope_id, path))
+        self._conn.execute("DELETE FROM file_chunk WHERE file_id IN "
+                           "(SELECT id FROM file WHERE scope_id = ? AND path = ?)", (scope_id, path))
+        self._conn.execute("DELETE FROM file WHERE scope_id = ? AND path = ?", (scope_id, path))
+
+    def collect_garbage(self) -> int:
+        """Drop chunks (and their vectors) that no file in any scope refers to any more."""
+        with self._conn:
+            return self._collect_orphans()
+
+    def _collect_orphans(self) -> int:
+        orphans = [r[0] for r in self._rows(
+            "SELECT id FROM chunk c WHERE NOT EXISTS (SELECT 1 FROM file_chunk fc WHERE fc.chunk_id = c.id)")]
+        tables = [r[0] for r in self._rows("SELECT vector_table FROM model")]
+        for start in range(0, len(orphans), 500):
+            part = orphans[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for table in tables:
+                self._conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", part)
+            self._conn.execute(f"DELETE FROM chunk WHERE id IN ({marks})", part)
+        return len(orphans)
+
+    # --- counts ---------------------------------------------------------------------------------
+
+    def scope_counts(self, scope_id: str) -> tuple[int, int, int]:
+        """(indexed files, file_chunk rows, bytes of indexed files) for one scope."""
+        row = self._rows("SELECT count(*), coalesce(sum(size), 0) FROM file "
+                         "WHERE scope_id = ? AND status = 'indexed'", (scope_id,))[0]
+        chunks = self._rows("SELECT count(*) FROM file_chunk WHERE scope_id = ?", (scope_id,))[0][0]
+        return row[0], chunks, row[1]
+
+    # --- search reads ---------------------------------------------------------------------------
+
+    def knn(self, model_id: str, scope_ids: Sequence[str], query: np.ndarray, k: int,
+            where: HitFilter = NO_FILTER) -> list[tuple[int, float]]:
+        """(chunk id, cosine distance) of the k nearest chunks used in `scope_ids` and passing `where`.
+
+        The scope and filters restrict the vec0 scan itself (rowid IN ...), so they never starve k.
+        """
+        table = self._existing_vector_table(model_id)
+        if table is None or not scope_ids:
+            return []
+        smarks = ",".join("?" * len(scope_ids))
+        cond, cargs = where.sql()
+        return self._rows(
+            f"SELECT rowid, distance FROM {table} WHERE embedding MATCH ? AND k = ? AND rowid IN "
+            f"(SELECT fc.chunk_id FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+            f"WHERE fc.scope_id IN ({smarks}) AND {cond}) ORDER BY distance",
+            (np.ascontiguousarray(query, dtype=np.float32).tobytes(), min(k, VEC0_MAX_K), *scope_ids, *cargs))
+
+    def vectors(self, model_id: str, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        table = self._existing_vector_table(model_id)
+        if table is None:
+            return {}
+        out: dict[int, np.ndarray] = {}
+        for start in range(0, len(chunk_ids), 500):
+            part = list(chunk_ids[start:start + 500])
+            marks = ",".join("?" * len(part))
+            for cid, blob in self._rows(f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})", part):
+                out[cid] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def hits_for_chunks(self, scope_ids: Sequence[str], chunk_ids: Sequence[int],
+                        where: HitFilter = NO_FILTER) -> list[Hit]:
+        if not chunk_ids or not scope_ids:
+            return []
+        smarks = ",".join("?" * len(scope_ids))
+        cond, cargs = where.sql()
+        out: list[Hit] = []
+        for start in range(0, len(chunk_ids), 500):
+            part = list(chunk_ids[start:start + 500])
+            cmarks = ",".join("?" * len(part))
+            out += [Hit(*r) for r in self._rows(
+                f"SELECT {_HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+                f"JOIN chunk c ON c.id = fc.chunk_id WHERE fc.scope_id IN ({smarks}) "
+                f"AND fc.chunk_id IN ({cmarks}) AND {cond}", (*scope_ids, *part, *cargs))]
+        return out
+
+    def hits_by_id(self, file_chunk_ids: Sequence[int]) -> list[Hit]:
+        out: list[Hit] = []
+        for start in range(0, len(file_chunk_ids), 500):
+            part = list(file_chunk_ids[start:start + 500])
+            marks = ",".join("?" * len(part))
+            out += [Hit(*r) for r in self._rows(
+                f"SELECT {_HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+                f"JOIN chunk c ON c.id = fc.chunk_id WHERE fc.id IN ({marks})", part)]
+        return out
+
+    def keyword_search(self, scope_ids: Sequence[str], match: str, limit: int,
+                       where: HitFilter = NO_FILTER) -> list[tuple[int, float]]:
+        """(file_chunk id, bm25; lower is better) for an FTS5 MATCH expression within the scopes.
+
+        Symbol names weigh most, then path and enclosing symbol, then body text.
+        """
+        if not scope_ids:
+            return []
+        smarks = ",".join("?" * len(scope_ids))
+        cond, cargs = where.sql()
+        try:
+            return self._rows(
+                f"SELECT fts.rowid, bm25(fts, 10.0, 3.0, 1.0) AS rank FROM fts "
+                f"JOIN file_chunk fc ON fc.id = fts.rowid JOIN file f ON f.id = fc.file_id "
+                f"WHERE fts MATCH ? AND fc.scope_id IN ({smarks}) AND {cond} ORDER BY rank LIMIT ?",
+                (match, *scope_ids, *cargs, limit))
+        except apsw.SQLError as exc:
+            raise StoreError(f"keyword query could not be run: {exc}") from exc
+
+    def symbol_matches(self, scope_ids: Sequence[str], names: Sequence[str], limit: int,
+                       where: HitFilter = NO_FILTER) -> list[int]:
+        """file_chunk ids whose symbol name equals one of `names` (case-insensitive)."""
+        if not scope_ids or not names:
+            return []
+        smarks = ",".join("?" * len(scope_ids))
+        nmarks = ",".join("?" * len(names))
+        cond, cargs = where.sql()
+        return [r[0] for r in self._rows(
+            f"SELECT fc.id FROM file_chunk fc JOIN file f ON f.id = fc.file_id WHERE fc.scope_id IN ({smarks}) "
+            f"AND fc.symbol_name COLLATE NOCASE IN ({nmarks}) AND {cond} ORDER BY fc.ordinal LIMIT ?",
+            (*scope_ids, *names, *cargs, limit))]
+
+    def file_row(self, scope_id: str, path: str) -> FileState | None:
+        rows = self._rows("SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = ? AND path = ?",
+                          (scope_id, path))
+        return FileState(*rows[0]) if rows else None
+
+    # --- history --------------------------------------------------------------------------------
+
+    def add_history(self, entry: HistoryEntry) -> None:
+        with self._conn:
+            self._conn.execute(
+                "INSERT INTO history (at, query, scope_root, mode, result_count, top_score, duration_ms) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (entry.at, entry.query, entry.scope_root, entry.mode, entry.result_count, entry.top_score,
+                 entry.duration_ms))
+
+    def history(self, limit: int = 50) -> list[HistoryEntry]:
+        rows = self._rows("SELECT at, query, scope_root, mode, result_count, top_score, duration_ms FROM history "
+                          "ORDER BY id DESC LIMIT ?", (limit,))
+        return [HistoryEntry(*r) for r in rows]
+
+
+def default_db_path() -> Path:
+    """QUARRY_DB if set, else one file in the per-user data directory."""
+    env = os.environ.get("QUARRY_DB")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_path
+
+    return user_data_path("quarry", appauthor=False) / "index.db"

@@ -1,0 +1,243 @@
+"""The one thread that owns the store and the model and runs every job against them.
+
+Jobs wait in a priority queue: searches first, then scope and status queries, then indexing.
+While an index job waits on the model it calls back into the queue (Indexer's `idle` hook)
+and runs any waiting search or query, so a search never waits for a whole index run.
+Callers get a concurrent.futures.Future for each job; nothing else touches the store.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..embedding import Embedder, ModelError, ModelSpec, default_model_spec, load_model_dir
+from ..indexing.indexer import Indexer, IndexOptions, IndexStats
+from ..indexing.progress import Progress
+from ..search.context import FileLines, expand
+from ..search.pipeline import Searcher
+from ..search.request import SearchRequest
+from ..search.results import SearchResponse
+from ..store.store import HistoryEntry, ScopeSummary, Store
+
+PRIORITY_SEARCH = 0
+PRIORITY_QUERY = 1
+PRIORITY_INDEX = 2
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    db_path: Path
+    model_dir: Path | None = None  # None: the bundled default model
+    provider: str = "auto"  # "auto" | "cpu" | "cuda" | "coreml"
+    index_options: IndexOptions = field(default_factory=IndexOptions)
+
+
+class Engine:
+    """What lives on the worker thread. Only the worker calls it."""
+
+    def __init__(self, config: EngineConfig, idle: Callable[[], None]):
+        self.config = config
+        self.store = Store(config.db_path)
+        self.model_error: str | None = None
+        try:
+            spec: ModelSpec = load_model_dir(config.model_dir) if config.model_dir else default_model_spec()
+            self.embedder: Embedder | None = Embedder(spec, provider_preference=config.provider)
+        except ModelError as exc:
+            self.embedder, self.model_error = None, str(exc)
+        self.searcher = Searcher(self.store, self.embedder)
+        self.indexing_roots: set[str] = set()
+        self._idle = idle
+
+    def index(self, root: Path, progress: Callable[[Progress], None] | None,
+              should_stop: Callable[[], bool]) -> IndexStats:
+        if self.embedder is None:
+            raise ModelError(self.model_error or "no embedding model")
+        indexer = Indexer(self.store, self.embedder, self.config.index_options, idle=self._idle)
+        key = str(Path(root).expanduser().resolve())
+        self.indexing_roots.add(key)
+        try:
+            return indexer.index(root, progress, should_stop)
+        finally:
+            self.indexing_roots.discard(key)
+            indexer.close()
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        return self.searcher.search(request, self.indexing_roots)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+@dataclass(order=True)
+class _Job:
+    priority: int
+    seq: int
+    fn: Callable[[Engine], Any] = field(compare=False)
+    future: Future = field(compare=False)
+
+
+class IndexHandle:
+    """A running index job: its future, and a way to stop it between batches."""
+
+    def __init__(self, future: Future, stop: threading.Event):
+        self.future = future
+        self._stop = stop
+
+    def cancel(self) -> None:
+        self._stop.set()
+
+    def result(self, timeout: float | None = None) -> IndexStats:
+        return self.future.result(timeout)
+
+
+class Worker:
+    def __init__(self, config: EngineConfig):
+        self.config = config
+        self._heap: list[_Job] = []
+        self._cond = threading.Condition()
+        self._seq = itertools.count()
+        self._closing = False
+        self._engine: Engine | None = None
+        self._stops: set[threading.Event] = set()
+        self._thread = threading.Thread(target=self._run, name="quarry-worker", daemon=True)
+        self._ready: Future = Future()
+
+    def start(self) -> Worker:
+        """Start the thread and wait until the store is open; raises what opening it raised."""
+        self._thread.start()
+        self._ready.result()
+        return self
+
+    # --- job API --------------------------------------------------------------------------------
+
+    def submit(self, fn: Callable[[Engine], Any], priority: int = PRIORITY_QUERY) -> Future:
+        future: Future = Future()
+        with self._cond:
+            if self._closing:
+                future.set_exception(RuntimeError("the worker has stopped"))
+                return future
+            heapq.heappush(self._heap, _Job(priority, next(self._seq), fn, future))
+            self._cond.notify()
+        return future
+
+    def search(self, request: SearchRequest) -> Future:
+        return self.submit(lambda e: e.search(request), PRIORITY_SEARCH)
+
+    def index(self, root: Path | str, progress: Callable[[Progress], None] | None = None) -> IndexHandle:
+        stop = threading.Event()
+        with self._cond:
+            self._stops.add(stop)
+
+        def job(engine: Engine) -> IndexStats:
+            try:
+                return engine.index(Path(root), progress, stop.is_set)
+            finally:
+                with self._cond:
+                    self._stops.discard(stop)
+
+        return IndexHandle(self.submit(job, PRIORITY_INDEX), stop)
+
+    def read_lines(self, path: Path | str, sha256: str, start_line: int, end_line: int, context: int) -> Future:
+        """(first, last, text) of lines start-context .. end+context of an indexed file, read on this thread;
+        None when the file is gone or its content no longer has `sha256` (it changed since indexing)."""
+        def job(engine: Engine) -> tuple[int, int, str] | None:
+            lines = FileLines().lines_if_current(Path(path), sha256)
+            return None if lines is None else expand(lines, start_line, end_line, context)
+
+        return self.submit(job, PRIORITY_SEARCH)
+
+    def scopes(self) -> Future:
+        return self.submit(lambda e: e.store.list_scopes())
+
+    def remove_scope(self, root: Path | str) -> Future:
+        def job(engine: Engine) -> int:
+            scope = engine.store.scope_for_root(Path(root).expanduser().resolve())
+            if scope is None:
+                raise LookupError(f"{root} is not an indexed scope; `quarry scopes` lists them")
+            return engine.store.remove_scope(scope.id)
+
+        return self.submit(job)
+
+    def history(self, limit: int = 50) -> Future:
+        return self.submit(lambda e: e.store.history(limit))
+
+    def status(self) -> Future:
+        def job(engine: Engine) -> dict:
+            emb = engine.embedder
+            return {"model": emb.model_id if emb else None, "model_error": engine.model_error,
+                    "provider": emb.provider if emb and emb.loaded else None,
+                    "scopes": engine.store.list_scopes(), "indexing": sorted(engine.indexing_roots)}
+
+        return self.submit(job)
+
+    def close(self, timeout: float | None = 30) -> None:
+        with self._cond:
+            self._closing = True
+            for stop in self._stops:
+                stop.set()
+            self._cond.notify_all()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    # --- the thread -----------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            self._engine = Engine(self.config, idle=self._serve_urgent)
+        except BaseException as exc:
+            self._ready.set_exception(exc)
+            self._fail_pending(exc)
+            return
+        self._ready.set_result(None)
+        try:
+            while True:
+                job = self._next_job()
+                if job is None:
+                    return
+                self._execute(job)
+        finally:
+            self._fail_pending(RuntimeError("the worker has stopped"))
+            self._engine.close()
+
+    def _next_job(self) -> _Job | None:
+        with self._cond:
+            while not self._heap and not self._closing:
+                self._cond.wait()
+            if self._closing:
+                return None
+            return heapq.heappop(self._heap)
+
+    def _serve_urgent(self) -> None:
+        """Run waiting searches and queries (never another index job); called while indexing."""
+        while True:
+            with self._cond:
+                if not self._heap or self._heap[0].priority >= PRIORITY_INDEX or self._closing:
+                    return
+                job = heapq.heappop(self._heap)
+            self._execute(job)
+
+    def _execute(self, job: _Job) -> None:
+        if not job.future.set_running_or_notify_cancel():
+            return
+        try:
+            job.future.set_result(job.fn(self._engine))
+        except BaseException as exc:  # delivered to whoever awaits the job
+            job.future.set_exception(exc)
+
+    def _fail_pending(self, exc: BaseException) -> None:
+        with self._cond:
+            jobs, self._heap = self._heap, []
+        for job in jobs:
+            if job.future.set_running_or_notify_cancel():
+                job.future.set_exception(exc)
+
+
+__all__ = ["EngineConfig", "Engine", "Worker", "IndexHandle", "IndexStats", "ScopeSummary", "HistoryEntry",
+           "PRIORITY_SEARCH", "PRIORITY_QUERY", "PRIORITY_INDEX"]

@@ -1,0 +1,109 @@
+"""Shared, session-wide fixtures: the real model, a real mixed repository and one index of it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from desktop_app.embedding import Embedder  # noqa: E402
+from desktop_app.worker.worker import EngineConfig, Worker  # noqa: E402
+
+from . import mixed_repo  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    emb = Embedder()
+    emb.load()
+    return emb
+
+
+@pytest.fixture(scope="session")
+def mixed_root(tmp_path_factory) -> Path:
+    return mixed_repo.build(tmp_path_factory.mktemp("mixed") / "repo")
+
+
+@pytest.fixture(scope="session")
+def mixed_index(tmp_path_factory, mixed_root):
+    """(db path, first index stats) of the mixed repository; tests must not modify either."""
+    db = tmp_path_factory.mktemp("mixed-db") / "index.db"
+    worker = Worker(EngineConfig(db)).start()
+    try:
+        stats = worker.index(mixed_root).result()
+    finally:
+        worker.close()
+    return db, stats
+
+
+@pytest.fixture
+def mixed_copy(tmp_path, mixed_root, mixed_index) -> tuple[Path, Path]:
+    """A private copy of the repository and of its index, for tests that change them."""
+    root = tmp_path / "repo"
+    shutil.copytree(mixed_root, root, symlinks=True)
+    db = tmp_path / "index.db"
+    shutil.copy(mixed_index[0], db)
+    return root, db
+
+
+@pytest.fixture
+def worker_for(request):
+    """Start a real worker on a database; closed at the end of the test."""
+    started: list[Worker] = []
+
+    def start(db: Path, **kwargs) -> Worker:
+        w = Worker(EngineConfig(db, **kwargs)).start()
+        started.append(w)
+        return w
+
+    yield start
+    for w in started:
+        w.close()
+
+
+# --- GUI (pytest-qt, offscreen) -------------------------------------------------------------------
+
+
+@pytest.fixture
+def qasync_loop(qapp):
+    """A qasync loop marked running, so coroutines advance whenever pytest-qt spins the Qt event loop."""
+    import asyncio
+
+    import qasync
+
+    from desktop_app.ui.none_refcount_guard import guard_none_refcount
+
+    guard_none_refcount()
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    asyncio.set_event_loop(loop)
+    yield loop
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
+    for _ in range(5):  # let cancelled tasks unwind
+        qapp.processEvents()
+    loop.stop()
+    loop.close()
+    asyncio.events._set_running_loop(None)
+    asyncio.set_event_loop(None)
+
+
+@pytest.fixture
+def gui_settings(tmp_path):
+    """Settings in a private INI file, never the user's."""
+    from PySide6.QtCore import QSettings
+
+    from desktop_app.ui.app_settings import AppSettings
+
+    return AppSettings(QSettings(str(tmp_path / "quarry.ini"), QSettings.Format.IniFormat))
+
+
+@pytest.fixture
+def gui_db(tmp_path, mixed_index) -> Path:
+    """A private copy of the mixed index (the window records search history in it)."""
+    db = tmp_path / "gui-index.db"
+    shutil.copy(mixed_index[0], db)
+    return db

@@ -1,0 +1,882 @@
+"""The chunker, with the real tokenizer and the real tree-sitter grammars."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import cache
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer
+
+from desktop_app.indexing import syntax
+from desktop_app.indexing.chunk import CHUNK_TYPES, Chunk
+from desktop_app.indexing.chunking import chunk_file
+
+TOKENIZER = Path(__file__).resolve().parents[1] / "resources/models/all-MiniLM-L6-v2-int8/tokenizer.json"
+
+
+@cache
+def _tokenizer() -> Tokenizer:
+    tokenizer = Tokenizer.from_file(str(TOKENIZER))
+    # tokenizer.json pads and truncates to 128 for the model; counting needs the true lengths.
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer
+
+
+def count_tokens(strings: Sequence[str]) -> list[int]:
+    return [len(e.ids) for e in _tokenizer().encode_batch(list(strings), add_special_tokens=False)]
+
+
+def check_invariants(text: str, chunks: list[Chunk], max_tokens: int) -> None:
+    lines = text.split("\n")
+    counts = count_tokens(lines)
+    covered: set[int] = set()
+    for chunk in chunks:
+        assert 1 <= chunk.start_line <= chunk.end_line <= len(lines), chunk
+        assert chunk.text == "\n".join(lines[chunk.start_line - 1:chunk.end_line])
+        assert lines[chunk.start_line - 1].strip() and lines[chunk.end_line - 1].strip(), chunk
+        assert chunk.chunk_type in CHUNK_TYPES
+        assert chunk.token_count == sum(counts[chunk.start_line - 1:chunk.end_line])
+        assert chunk.token_count <= max_tokens or chunk.start_line == chunk.end_line, chunk
+        covered.update(range(chunk.start_line, chunk.end_line + 1))
+    uncovered = [row for row, line in enumerate(lines, 1) if line.strip() and row not in covered]
+    assert not uncovered
+
+
+def chunks_of(source: str, language: str, rel_path: str = "src/file", max_tokens: int = 256,
+              overlap_tokens: int = 32) -> list[Chunk]:
+    text = textwrap.dedent(source).lstrip("\n")
+    chunks = chunk_file(text, language, rel_path, count_tokens, max_tokens, overlap_tokens)
+    check_invariants(text, chunks, max_tokens)
+    return chunks
+
+
+def symbols(chunks: list[Chunk]) -> list[tuple]:
+    """(name, symbol type, parent, start, end) of each named chunk, in file order."""
+    return [(c.symbol_name, c.symbol_type, c.parent_symbol, c.start_line, c.end_line)
+            for c in chunks if c.symbol_name is not None]
+
+
+# ---- python ----------------------------------------------------------------------------------------
+
+PYTHON = '''
+"""Shapes and their areas."""
+
+import math
+from dataclasses import dataclass
+
+SCALE = 2.0
+
+
+# A rectangle on the plane, axis-aligned; the corner is its lower-left point.
+@dataclass
+class Rectangle:
+    """An axis-aligned rectangle with a width, a height and a lower-left corner."""
+
+    width: float
+    height: float
+    corner: tuple[float, float] = (0.0, 0.0)
+
+    def area(self) -> float:
+        """The area, scaled by the module-wide scale factor."""
+        return self.width * self.height * SCALE
+
+    @property
+    def diagonal(self) -> float:
+        def square(value: float) -> float:
+            return value * value
+        return math.sqrt(square(self.width) + square(self.height))
+
+
+def circle_area(radius: float) -> float:
+    """The area of a circle of the given radius."""
+    return math.pi * radius * radius
+
+
+if __name__ == "__main__":
+    print(circle_area(1.0))
+'''
+
+
+def test_python_class_too_big_is_opened_into_type_and_method_chunks():
+    chunks = chunks_of(PYTHON, "python", "shapes.py", max_tokens=80)
+    assert symbols(chunks) == [
+        ("Rectangle", "class", None, 9, 16),  # comment, decorator, header, docstring and fields
+        ("area", "method", "Rectangle", 18, 20),
+        ("diagonal", "method", "Rectangle", 22, 26),  # from the decorator
+        ("circle_area", "function", None, 29, 31),
+    ]
+    by_name = {c.symbol_name: c for c in chunks}
+    assert by_name["Rectangle"].chunk_type == "type"
+    assert by_name["area"].chunk_type == by_name["circle_area"].chunk_type == "function"
+    # The nested function stays in its parent's chunk.
+    assert "def square" in by_name["diagonal"].text
+    code = [(c.chunk_type, c.start_line, c.end_line) for c in chunks if c.symbol_name is None]
+    assert code == [("code", 1, 6), ("code", 34, 35)]
+
+
+def test_python_class_is_split_into_header_and_methods():
+    chunks = chunks_of(PYTHON, "python", "shapes.py")
+    assert symbols(chunks) == [("Rectangle", "class", None, 9, 16), ("area", "method", "Rectangle", 18, 20),
+                               ("diagonal", "method", "Rectangle", 22, 26), ("circle_area", "function", None, 29, 31)]
+
+
+def test_python_nested_classes_give_dotted_parents():
+    source = '''
+    class Outer:
+        """Outer holds an inner class whose methods are long enough to need their own chunks."""
+
+        class Inner:
+            """Inner does the actual work of the outer class, one step at a time."""
+
+            def step(self, amount: int) -> int:
+                total = amount * 2 + 1
+                return total - amount
+
+            def reset(self) -> None:
+                self.total = 0
+                self.count = 0
+
+        def run(self) -> int:
+            return self.Inner().step(3)
+    '''
+    chunks = chunks_of(source, "python", max_tokens=40)
+    assert [s[:3] for s in symbols(chunks)] == [
+        ("Outer", "class", None), ("Inner", "class", "Outer"), ("step", "method", "Outer.Inner"),
+        ("reset", "method", "Outer.Inner"), ("run", "method", "Outer")]
+
+
+def test_adjacent_small_functions_are_not_merged():
+    source = "def one():\n    return 1\n\ndef two():\n    return 2\n\ndef three():\n    return 3\n"
+    chunks = chunks_of(source, "python")
+    assert symbols(chunks) == [("one", "function", None, 1, 2), ("two", "function", None, 4, 5),
+                               ("three", "function", None, 7, 8)]
+
+
+def test_comment_only_stretch_is_a_comment_chunk():
+    source = '''
+    # Copyright the authors.
+    # Licensed under the Apache License, Version 2.0.
+
+    def main():
+        return 0
+    '''
+    chunks = chunks_of(source, "python")
+    assert [(c.chunk_type, c.start_line, c.end_line) for c in chunks] == [("comment", 1, 2), ("function", 4, 5)]
+
+
+def test_long_function_is_split_into_overlapping_windows_of_one_symbol():
+    body = "\n".join(f"    total += compute_value(item_{i}, factor={i}) * weight" for i in range(60))
+    source = f"import os\n\n\n@cached\ndef accumulate(items):\n    total = 0\n{body}\n    return total\n"
+    chunks = chunks_of(source, "python", max_tokens=96, overlap_tokens=24)
+    windows = [c for c in chunks if c.symbol_name == "accumulate"]
+    assert len(windows) > 3
+    assert all(c.symbol_type == "function" and c.chunk_type == "function" and c.parent_symbol is None
+               for c in windows)
+    assert all(c.token_count <= 96 for c in windows)
+    assert windows[0].start_line == 4  # the decorator, right before the signature
+    assert windows[-1].end_line == source.count("\n")
+    for before, after in zip(windows, windows[1:], strict=False):
+        assert after.start_line <= before.end_line  # overlapping
+        assert after.start_line > before.start_line
+        overlap = "\n".join(source.split("\n")[after.start_line - 1:before.end_line])
+        assert sum(count_tokens(overlap.split("\n"))) <= 24
+
+
+def test_long_method_windows_keep_their_class_as_parent():
+    body = "\n".join(f"        self.values.append(transform(row_{i}, scale={i}))" for i in range(40))
+    source = f"class Loader:\n    def load(self, rows):\n{body}\n        return self.values\n\n" \
+             f"    def clear(self):\n        self.values = []\n\n\nend = 10\n"
+    chunks = chunks_of(source, "python", max_tokens=128)
+    load = [c for c in chunks if c.symbol_name == "load"]
+    assert len(load) > 2 and {(c.symbol_type, c.parent_symbol) for c in load} == {("method", "Loader")}
+    assert load[0].start_line == 2 and load[-1].end_line == 43
+    assert symbols(chunks)[-1] == ("clear", "method", "Loader", 45, 46)
+    # A statement after the class is code of its own, even one that starts like Ruby's `end`.
+    assert (chunks[-1].chunk_type, chunks[-1].start_line, chunks[-1].symbol_name) == ("code", 49, None)
+
+
+def test_count_tokens_is_called_once_per_file():
+    calls = []
+
+    def counting(strings: Sequence[str]) -> list[int]:
+        calls.append(len(strings))
+        return count_tokens(strings)
+
+    text = textwrap.dedent(PYTHON)
+    chunk_file(text, "python", "shapes.py", counting, max_tokens=32)
+    assert calls == [len(text.split("\n"))]
+
+
+def test_whitespace_only_file_gives_no_chunks():
+    assert chunk_file("", "python", "a.py", count_tokens) == []
+    assert chunk_file("  \n\t\n\n", "markdown", "a.md", count_tokens) == []
+
+
+# ---- the other grammars ----------------------------------------------------------------------------
+
+JAVASCRIPT = '''
+import { readFile } from "node:fs/promises";
+
+// Caches parsed files by path so that each one is read and parsed only once.
+export class FileCache {
+  #entries = new Map();
+
+  constructor(parser) {
+    this.parser = parser;
+  }
+
+  async get(path) {
+    if (!this.#entries.has(path)) {
+      this.#entries.set(path, this.parser(await readFile(path, "utf8")));
+    }
+    return this.#entries.get(path);
+  }
+
+  onEvict = (path) => {
+    this.#entries.delete(path);
+  };
+}
+
+/** Parse a comma-separated line into trimmed fields. */
+export const parseLine = (line) => line.split(",").map((field) => field.trim());
+
+function* range(start, end) {
+  for (let i = start; i < end; i++) yield i;
+}
+'''
+
+
+def test_javascript():
+    chunks = chunks_of(JAVASCRIPT, "javascript", "src/cache.js", max_tokens=96)
+    assert symbols(chunks) == [
+        ("FileCache", "class", None, 3, 5),
+        ("constructor", "method", "FileCache", 7, 9),
+        ("get", "method", "FileCache", 11, 16),
+        ("onEvict", "method", "FileCache", 18, 21),  # the class's closing brace joins its last member
+        ("parseLine", "function", None, 23, 24),
+        ("range", "function", None, 26, 28),
+    ]
+
+
+TYPESCRIPT = '''
+import { Injectable } from "@angular/core";
+
+export interface Shape {
+  area(): number;
+  name: string;
+}
+
+export enum Unit { Metre, Foot }
+
+/** Keeps the shapes the user has drawn, in drawing order. */
+@Injectable({ providedIn: "root" })
+export class ShapeStore<T extends Shape> {
+  private readonly shapes: T[] = [];
+
+  add(shape: T): void {
+    this.shapes.push(shape);
+  }
+
+  totalArea(unit: Unit = Unit.Metre): number {
+    const sum = this.shapes.reduce((acc, s) => acc + s.area(), 0);
+    return unit === Unit.Foot ? sum * 10.7639 : sum;
+  }
+}
+
+export const largest = <T extends Shape>(shapes: T[]): T | undefined =>
+  shapes.reduce<T | undefined>((best, s) => (!best || s.area() > best.area() ? s : best), undefined);
+
+namespace Geometry {
+  export function distance(a: number, b: number): number {
+    return Math.abs(a - b);
+  }
+}
+'''
+
+
+def test_typescript():
+    chunks = chunks_of(TYPESCRIPT, "typescript", "src/store.ts", max_tokens=80)
+    assert symbols(chunks) == [
+        ("Shape", "interface", None, 3, 6),
+        ("Unit", "enum", None, 8, 8),
+        ("ShapeStore", "class", None, 10, 13),  # doc comment, decorator, header, field
+        ("add", "method", "ShapeStore", 15, 17),
+        ("totalArea", "method", "ShapeStore", 19, 23),
+        ("largest", "function", None, 25, 26),
+        ("Geometry", "namespace", None, 28, 28),
+        ("distance", "function", "Geometry", 29, 32),
+    ]
+    assert [c.chunk_type for c in chunks if c.symbol_name] == ["type", "type", "type", "function", "function",
+                                                                "function", "type", "function"]
+
+
+def test_tsx_uses_the_tsx_grammar():
+    source = """
+    import React from "react";
+
+    type Props = { items: string[] };
+
+    export function ItemList({ items }: Props) {
+      return <ul className="items">{items.map((item) => <li key={item}>{item}</li>)}</ul>;
+    }
+
+    export const Empty = () => <p>Nothing here yet.</p>;
+    """
+    chunks = chunks_of(source, "typescript", "src/ItemList.tsx")
+    assert symbols(chunks) == [("ItemList", "function", None, 5, 7), ("Empty", "function", None, 9, 9)]
+
+
+RUST = '''
+use std::fmt;
+
+/// A point in the plane.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+}
+
+impl Point {
+    /// The origin.
+    pub fn origin() -> Self {
+        Point { x: 0.0, y: 0.0 }
+    }
+
+    pub fn distance(&self, other: &Point) -> f64 {
+        ((self.x - other.x).powi(2) + (self.y - other.y).powi(2)).sqrt()
+    }
+}
+
+impl fmt::Display for Point {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({}, {})", self.x, self.y)
+    }
+}
+
+pub fn midpoint(a: Point, b: Point) -> Point {
+    Point { x: (a.x + b.x) / 2.0, y: (a.y + b.y) / 2.0 }
+}
+'''
+
+
+def test_rust():
+    chunks = chunks_of(RUST, "rust", "src/point.rs", max_tokens=64)
+    assert symbols(chunks) == [
+        ("Point", "struct", None, 3, 8),  # doc comment and attribute included
+        ("Point", "impl", None, 10, 10),
+        ("origin", "method", "Point", 11, 14),
+        ("distance", "method", "Point", 16, 19),
+        ("Point", "impl", None, 21, 21),
+        ("fmt", "method", "Point", 22, 25),
+        ("midpoint", "function", None, 27, 29),
+    ]
+
+
+GO = '''
+package server
+
+import "net/http"
+
+// Server answers health checks.
+type Server struct {
+	addr string
+	mux  *http.ServeMux
+}
+
+// Handler is anything that can serve a request.
+type Handler interface {
+	ServeHTTP(w http.ResponseWriter, r *http.Request)
+}
+
+// Start listens on the configured address.
+func (s *Server) Start() error {
+	return http.ListenAndServe(s.addr, s.mux)
+}
+
+func New(addr string) *Server {
+	return &Server{addr: addr, mux: http.NewServeMux()}
+}
+'''
+
+
+def test_go():
+    chunks = chunks_of(GO, "go", "server/server.go")
+    assert symbols(chunks) == [
+        ("Server", "struct", None, 5, 9),
+        ("Handler", "interface", None, 11, 14),
+        ("Start", "method", "Server", 16, 19),  # the receiver's type is the parent
+        ("New", "function", None, 21, 23),
+    ]
+    assert chunks[0].text == 'package server\n\nimport "net/http"' and chunks[0].chunk_type == "code"
+
+
+JAVA = '''
+package com.example.shapes;
+
+import java.util.List;
+
+/**
+ * A polygon given by its corners.
+ */
+@SuppressWarnings("unused")
+public class Polygon implements Shape {
+    private final List<Point> corners;
+
+    public Polygon(List<Point> corners) {
+        this.corners = List.copyOf(corners);
+    }
+
+    /** Twice the signed area, by the shoelace formula. */
+    @Override
+    public double area() {
+        double sum = 0;
+        for (int i = 0; i < corners.size(); i++) {
+            Point a = corners.get(i), b = corners.get((i + 1) % corners.size());
+            sum += a.x() * b.y() - b.x() * a.y();
+        }
+        return Math.abs(sum) / 2;
+    }
+
+    enum Winding { CLOCKWISE, COUNTER_CLOCKWISE }
+}
+'''
+
+
+def test_java():
+    chunks = chunks_of(JAVA, "java", "src/Polygon.java", max_tokens=160)
+    assert symbols(chunks) == [
+        ("Polygon", "class", None, 5, 10),  # Javadoc and annotation included
+        ("Polygon", "method", "Polygon", 12, 14),
+        ("area", "method", "Polygon", 16, 25),
+        ("Winding", "enum", "Polygon", 27, 28),
+    ]
+
+
+CSHARP = '''
+using System;
+
+namespace Shop.Billing
+{
+    /// <summary>An invoice line: a product, a quantity and a unit price.</summary>
+    public record Line(string Product, int Quantity, decimal UnitPrice);
+
+    [Serializable]
+    public class Invoice
+    {
+        public List<Line> Lines { get; } = new();
+
+        public decimal Total()
+        {
+            decimal total = 0;
+            foreach (var line in Lines) total += line.Quantity * line.UnitPrice;
+            return total;
+        }
+
+        public void Add(Line line) => Lines.Add(line);
+    }
+}
+'''
+
+
+def test_csharp():
+    chunks = chunks_of(CSHARP, "csharp", "Billing/Invoice.cs", max_tokens=64)
+    assert symbols(chunks) == [
+        ("Billing", "namespace", "Shop", 3, 4),
+        ("Line", "record", "Shop.Billing", 5, 6),
+        ("Invoice", "class", "Shop.Billing", 8, 11),
+        ("Total", "method", "Shop.Billing.Invoice", 13, 18),
+        ("Add", "method", "Shop.Billing.Invoice", 20, 22),
+    ]
+
+
+def test_csharp_file_scoped_namespace_is_the_parent():
+    source = '''
+    namespace Shop.Billing;
+
+    public class Invoice
+    {
+        public decimal Total() => 0;
+    }
+    '''
+    assert symbols(chunks_of(source, "csharp", "Invoice.cs")) == [("Invoice", "class", "Shop.Billing", 3, 4),
+                                                                  ("Total", "method", "Shop.Billing.Invoice", 5, 6)]
+
+
+C_SOURCE = '''
+#ifndef RING_H
+#define RING_H
+
+#include <stddef.h>
+
+/* A fixed-size ring buffer of bytes. */
+typedef struct {
+    unsigned char *data;
+    size_t head, tail, size;
+} Ring;
+
+struct stats { size_t pushed; size_t dropped; };
+
+/* Push one byte; returns 0 when the ring is full. */
+static int
+ring_push(Ring *ring, unsigned char byte)
+{
+    size_t next = (ring->head + 1) % ring->size;
+    if (next == ring->tail)
+        return 0;
+    ring->data[ring->head] = byte;
+    ring->head = next;
+    return 1;
+}
+
+#endif
+'''
+
+
+def test_c():
+    chunks = chunks_of(C_SOURCE, "c", "src/ring.h")
+    assert symbols(chunks) == [
+        ("Ring", "struct", None, 6, 10),
+        ("stats", "struct", None, 12, 12),
+        ("ring_push", "function", None, 14, 24),
+    ]
+    assert [(c.start_line, c.end_line) for c in chunks if c.symbol_name is None] == [(1, 4), (26, 26)]
+
+
+CPP = '''
+#include <vector>
+
+namespace geo {
+
+// A growable list of points.
+class PointList {
+ public:
+  explicit PointList(std::size_t reserve) { points_.reserve(reserve); }
+
+  void add(double x, double y) {
+    points_.push_back({x, y});
+  }
+
+  double length() const;
+
+ private:
+  struct Point { double x, y; };
+  std::vector<Point> points_;
+};
+
+double PointList::length() const {
+  double total = 0;
+  for (std::size_t i = 1; i < points_.size(); ++i) total += distance(points_[i - 1], points_[i]);
+  return total;
+}
+
+}  // namespace geo
+'''
+
+
+def test_cpp():
+    chunks = chunks_of(CPP, "cpp", "src/points.cpp", max_tokens=80)
+    assert symbols(chunks) == [
+        ("geo", "namespace", None, 3, 3),
+        ("PointList", "class", "geo", 5, 7),
+        ("PointList", "method", "geo.PointList", 8, 8),
+        ("add", "method", "geo.PointList", 10, 12),
+        ("length", "method", "geo.PointList", 21, 27),  # defined out of class, as PointList::length
+    ]
+    assert [(c.chunk_type, c.parent_symbol, c.start_line, c.end_line) for c in chunks if c.symbol_name is None] \
+        == [("code", None, 1, 1), ("code", "geo.PointList", 14, 19)]
+
+
+RUBY = '''
+require "json"
+
+module Inventory
+  # A stock item with a name and a count.
+  class Item
+    attr_reader :name, :count
+
+    def initialize(name, count = 0)
+      @name = name
+      @count = count
+    end
+
+    def self.from_json(text)
+      data = JSON.parse(text)
+      new(data.fetch("name"), data.fetch("count", 0))
+    end
+  end
+end
+
+def restock(item, amount)
+  item.count + amount
+end
+'''
+
+
+def test_ruby():
+    chunks = chunks_of(RUBY, "ruby", "lib/inventory.rb", max_tokens=64)
+    assert symbols(chunks) == [
+        ("Inventory", "module", None, 3, 3),
+        ("Item", "class", "Inventory", 4, 6),
+        ("initialize", "method", "Inventory.Item", 8, 11),
+        ("from_json", "method", "Inventory.Item", 13, 18),
+        ("restock", "function", None, 20, 22),
+    ]
+
+
+PHP = '''
+<?php
+
+namespace App\\Billing;
+
+use App\\Models\\Order;
+
+/**
+ * Computes what an order costs.
+ */
+final class PriceCalculator
+{
+    private float $taxRate = 0.2;
+
+    public function total(Order $order): float
+    {
+        $net = array_sum(array_map(fn ($line) => $line->price * $line->quantity, $order->lines));
+        return round($net * (1 + $this->taxRate), 2);
+    }
+}
+
+function format_price(float $amount): string
+{
+    return number_format($amount, 2) . " EUR";
+}
+'''
+
+
+def test_php():
+    chunks = chunks_of(PHP, "php", "src/Billing/PriceCalculator.php", max_tokens=96)
+    assert symbols(chunks) == [
+        ("PriceCalculator", "class", "App.Billing", 7, 12),
+        ("total", "method", "App.Billing.PriceCalculator", 14, 19),
+        ("format_price", "function", "App.Billing", 21, 24),
+    ]
+
+
+BASH = '''
+#!/usr/bin/env bash
+set -euo pipefail
+
+# Print a message to stderr and exit.
+die() {
+  echo "error: $*" >&2
+  exit 1
+}
+
+function build {
+  make -j"$(nproc)" || die "build failed"
+}
+
+build "$@"
+'''
+
+
+def test_bash():
+    chunks = chunks_of(BASH, "bash", "scripts/build.sh")
+    assert symbols(chunks) == [("die", "function", None, 4, 8), ("build", "function", None, 10, 12)]
+    assert [(c.start_line, c.end_line) for c in chunks if c.symbol_name is None] == [(1, 2), (14, 14)]
+
+
+def test_unparsable_source_still_covers_every_line():
+    source = "def broken(:\n    return (]\n\nclass {\n  fn x( -> \n}\n\n" + "@@@ ??? !!!\n" * 50
+    chunks_of(source, "python", max_tokens=32)
+    chunks_of(source, "cpp", max_tokens=32)
+
+
+def test_grammar_that_fails_to_load_falls_back_to_line_windows(monkeypatch):
+    # As if the grammar wheel were missing: the file is still chunked, only without symbols.
+    monkeypatch.setitem(syntax._GRAMMARS, "python", replace(syntax._GRAMMARS["python"], module="no_such_wheel"))
+    syntax._load.cache_clear()
+    try:
+        chunks = chunks_of(PYTHON, "python", "shapes.py", max_tokens=64)
+    finally:
+        monkeypatch.undo()
+        syntax._load.cache_clear()
+    assert {c.chunk_type for c in chunks} == {"code"} and symbols(chunks) == []
+    assert len(chunks) > 1
+
+
+# ---- docs, config and the rest ---------------------------------------------------------------------
+
+MARKDOWN = '''
+Quarry searches your code.
+
+# Quarry
+
+Offline code search.
+
+## Install
+
+Run the installer:
+
+```bash
+# not a heading
+./install.sh
+```
+
+### From source
+
+Clone and build.
+
+Usage
+-----
+
+Type a query.
+'''
+
+
+def test_markdown_headings():
+    chunks = chunks_of(MARKDOWN, "markdown", "README.md")
+    assert [(c.symbol_name, c.symbol_type, c.parent_symbol, c.start_line, c.end_line) for c in chunks] == [
+        (None, None, None, 1, 1),
+        ("Quarry", "heading", None, 3, 5),
+        ("Install", "heading", "Quarry", 7, 14),  # the "#" line in the code fence is no heading
+        ("From source", "heading", "Install", 16, 18),
+        ("Usage", "heading", "Quarry", 20, 23),  # an underlined heading
+    ]
+    assert {c.chunk_type for c in chunks} == {"prose"}
+
+
+def test_long_markdown_section_is_split_and_keeps_its_heading():
+    paragraphs = "\n\n".join(f"Paragraph {i} explains another detail of the indexing pipeline." for i in range(40))
+    chunks = chunks_of(f"# Guide\n\n## Indexing\n\n{paragraphs}\n", "markdown", "docs/guide.md", max_tokens=64)
+    indexing = [c for c in chunks if c.symbol_name == "Indexing"]
+    assert len(indexing) > 3
+    assert all(c.parent_symbol == "Guide" and c.token_count <= 64 for c in indexing)
+
+
+def test_yaml_top_level_keys():
+    services = "\n".join(f"  service{i}:\n    image: registry.example.com/team/service{i}:latest"
+                         for i in range(30))
+    source = f"version: '3.9'\n\n# Shared settings.\nx-defaults: &defaults\n  restart: always\n\n" \
+             f"services:\n{services}\n\nvolumes:\n  data: {{}}\n"
+    chunks = chunks_of(source, "yaml", "compose.yaml", max_tokens=96)
+    assert {c.chunk_type for c in chunks} == {"config"}
+    named = [(c.symbol_name, c.symbol_type, c.start_line, c.end_line) for c in chunks if c.symbol_name]
+    assert named == [
+        ("version", "key", 1, 5),  # small keys are packed, the comment above x-defaults included
+        ("services", "key", 7, 18),  # too big: its first window carries the name, the rest none
+        ("volumes", "key", 69, 70),
+    ]
+    assert [(c.start_line, c.end_line) for c in chunks if not c.symbol_name][-1] == (64, 67)
+
+
+def test_toml_sections_start_chunks():
+    dependencies = "\n".join(f'package-number-{i} = ">={i}.0"' for i in range(40))
+    source = f'title = "demo"\n\n[project]\nname = "demo"\nversion = "1.0"\n\n' \
+             f'# Runtime dependencies.\n[dependencies]\n{dependencies}\n\n[tool.ruff]\nline-length = 110\n'
+    chunks = chunks_of(source, "toml", "pyproject.toml", max_tokens=64)
+    named = [(c.symbol_name, c.symbol_type, c.start_line, c.end_line) for c in chunks if c.symbol_name]
+    # Keys inside a section ("name", "version", ...) are not top-level.
+    assert named == [
+        ("title", "key", 1, 1),
+        ("project", "section", 3, 5),
+        ("dependencies", "section", 7, 12),
+        ("tool.ruff", "section", 50, 51),
+    ]
+
+
+def test_ini_sections():
+    source = "; global\nverbose = true\n\n[server]\nport = 8080\n\n[client]\nretries = 3\n"
+    chunks = chunks_of(source, "ini", "app.ini")
+    assert [(c.symbol_name, c.start_line, c.end_line) for c in chunks] == [
+        ("verbose", 1, 2), ("server", 4, 5), ("client", 7, 8)]
+
+
+def test_plain_config_and_prose_and_unknown_languages_use_line_windows():
+    json_text = "{\n" + ",\n".join(f'  "key{i}": "value number {i}"' for i in range(80)) + "\n}\n"
+    json_chunks = chunks_of(json_text, "json", "data.json", max_tokens=64)
+    assert len(json_chunks) > 3 and {c.chunk_type for c in json_chunks} == {"config"}
+    text = "\n\n".join(f"Line {i} of the release notes, describing a fix." for i in range(60))
+    assert {c.chunk_type for c in chunks_of(text, "text", "NOTES.txt", max_tokens=64)} == {"prose"}
+    lua = "\n".join(f"local value_{i} = compute({i}) + offset" for i in range(100))
+    lua_chunks = chunks_of(lua, "lua", "init.lua", max_tokens=64, overlap_tokens=16)
+    assert {c.chunk_type for c in lua_chunks} == {"code"}
+    assert all(c.symbol_name is None for c in lua_chunks)
+    assert all(b.start_line <= a.end_line for a, b in zip(lua_chunks, lua_chunks[1:], strict=False))
+
+
+def test_oversized_single_line_is_its_own_chunk():
+    source = "x = 1\n" + "y = [" + ", ".join(str(i) for i in range(400)) + "]\nz = 2\n"
+    chunks = chunks_of(source, "python", max_tokens=64)
+    assert [(c.start_line, c.end_line) for c in chunks if c.token_count > 64] == [(2, 2)]
+
+
+# ---- invariants on arbitrary and real files --------------------------------------------------------
+
+_CODE_LINES = ["def f(x):", "    return x", "class A:", "    pass", "}", "function g() {", "# Title",
+               "## Part", "key: value", "  nested: 1", "[section]", "```", "-----", "end"]
+_line = st.one_of(
+    st.just(""),
+    st.sampled_from(_CODE_LINES),
+    st.text(st.characters(blacklist_characters="\n", blacklist_categories=("Cs",)), max_size=60),
+    st.text(st.characters(blacklist_characters="\n", blacklist_categories=("Cs",)), min_size=300, max_size=900),
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(_line, max_size=60),
+       language=st.sampled_from(["python", "javascript", "rust", "markdown", "yaml", "toml", "text", "lua"]),
+       max_tokens=st.sampled_from([8, 32, 128]),
+       overlap_tokens=st.sampled_from([0, 4, 32]))
+def test_invariants_hold_for_arbitrary_text(lines, language, max_tokens, overlap_tokens):
+    text = "\n".join(lines)
+    chunks = chunk_file(text, language, "f", count_tokens, max_tokens, overlap_tokens)
+    check_invariants(text, chunks, max_tokens)
+
+
+STDLIB = [path for directory in ("/usr/lib/python3.11/json", "/usr/lib/python3.11/email")
+          for path in sorted(Path(directory).rglob("*.py"))]
+
+
+@pytest.mark.skipif(not STDLIB, reason="no Python 3.11 standard library sources here")
+def test_invariants_hold_on_standard_library_sources():
+    for path in STDLIB:
+        text = path.read_text(encoding="utf-8")
+        chunks = chunk_file(text, "python", str(path), count_tokens)
+        check_invariants(text, chunks, 256)
+        # Every top-level definition is the symbol of the chunk it starts in.
+        for row, line in enumerate(text.split("\n"), 1):
+            if match := re.match(r"(?:def|class) (\w+)", line):
+                assert any(c.symbol_name == match.group(1) and c.start_line <= row <= c.end_line
+                           for c in chunks), (path, row)
+
+
+def test_large_file_is_chunked_whole():
+    unit = textwrap.dedent('''
+        class Handler{0}(Base):
+            """Handles requests of kind {0}."""
+
+            def handle(self, request):
+                if request.kind != {0}:
+                    return None
+                return self.respond(request, status=200)
+
+
+        def helper_{0}(value):
+            return value * {0}
+
+        ''')
+    text = "".join(unit.format(i) for i in range(2500))
+    assert len(text) > 500_000
+    counts = count_tokens(text.split("\n"))
+    start = time.perf_counter()
+    chunks = chunk_file(text, "python", "big.py", lambda strings: counts)
+    print(f"chunked {len(text) // 1000} KB in {time.perf_counter() - start:.3f}s")  # a figure, not a gate
+    assert len(chunks) == 7500  # per unit: the class header, its method, the helper

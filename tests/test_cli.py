@@ -1,0 +1,128 @@
+"""The command-line contract from DESIGN.md, driven as a user would: real processes, real exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+INDEX_FIELDS = {"files_total", "files_indexed", "files_skipped", "chunks_total", "chunks_embedded", "bytes",
+                "seconds", "provider", "model", "tokens_embedded"}
+RESULT_FIELDS = {"path", "start_line", "end_line", "score", "relevance", "language", "chunk_type", "symbol_name",
+                 "snippet"}
+
+
+def quarry(*args, env=None, check=None):
+    proc = subprocess.run([sys.executable, "-m", "desktop_app", *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=300)
+    if check is not None:
+        assert proc.returncode == check, proc.stderr
+    return proc
+
+
+@pytest.fixture
+def cli_db(tmp_path, mixed_index):
+    db = tmp_path / "index.db"
+    shutil.copy(mixed_index[0], db)
+    return db
+
+
+def test_index_json_stats_and_search_json(tmp_path, mixed_root, mixed_index):
+    db = tmp_path / "fresh.db"
+    shutil.copy(mixed_index[0], db)
+    proc = quarry("index", mixed_root, "--db", db, "--json", check=0)
+    stats = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert stats.keys() >= INDEX_FIELDS
+    assert stats["chunks_embedded"] == 0 and stats["files_indexed"] == 8
+    out = quarry("search", "where do we retry failed http requests", "--root", mixed_root, "--db", db, "--json",
+                 check=0).stdout
+    payload = json.loads(out)
+    assert {"query", "mode", "results", "elapsed_ms", "notice"} <= payload.keys()
+    assert payload["mode"] == "hybrid" and payload["notice"] is None
+    top = payload["results"][0]
+    assert top.keys() >= RESULT_FIELDS and top["path"] == "src/http_client.py"
+    assert top["relevance"] in {"exact", "semantic", "both"} and "context" not in top
+
+
+def test_progress_goes_to_stderr(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha():\n    return 1\n")
+    proc = quarry("index", root, "--db", tmp_path / "i.db", check=0)
+    assert "analyzing" in proc.stderr and "completed" in proc.stderr
+    assert "indexed" in proc.stdout
+
+
+def test_db_before_subcommand_and_quarry_db_env(cli_db, mixed_root):
+    before = quarry("--db", cli_db, "search", "LRUCache", "--root", mixed_root, "--json", check=0)
+    via_env = quarry("search", "LRUCache", "--root", mixed_root, "--json", env={"QUARRY_DB": str(cli_db)}, check=0)
+    assert json.loads(before.stdout)["results"][0]["path"] == "src/cache.py"
+    assert json.loads(via_env.stdout)["results"][0]["path"] == "src/cache.py"
+
+
+def test_queries_file_gives_one_object_per_line(tmp_path, cli_db, mixed_root):
+    qfile = tmp_path / "q.txt"
+    qfile.write_text("multiply two matrices\n\nparse command line arguments\ndebounce\n")
+    proc = quarry("search", "--queries-file", qfile, "--root", mixed_root, "--db", cli_db, "--json", "-k", "3",
+                  check=0)
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [x["query"] for x in lines] == ["multiply two matrices", "parse command line arguments", "debounce"]
+    assert all(len(x["results"]) == 3 for x in lines)
+
+
+def test_context_flag_adds_context_fields(cli_db, mixed_root):
+    proc = quarry("search", "transpose", "--root", mixed_root, "--db", cli_db, "--json", "--context", "2", check=0)
+    top = json.loads(proc.stdout)["results"][0]
+    assert {"context_start_line", "context_end_line", "context"} <= top.keys()
+    assert top["context_start_line"] == top["start_line"] - 2
+
+
+@pytest.mark.parametrize("args", [
+    ["search", "   "], ["search", "x y z", "-k", "0"], ["search", "x y z", "-k", "101"],
+    ["search", "x y z", "--mode", "fuzzy"], ["search", "x y z", "--context", "-1"],
+    ["search", "x y z", "--lang", "klingon"], ["search", "x y z", "--min-score", "2"],
+    ["search", "x y z", "--queries-file", "/nonexistent/q.txt"], ["search"], ["bogus-command"],
+    ["index", "/nonexistent/folder"], ["search", "x y z", "-k", "ten"],
+])
+def test_bad_input_exits_2_with_one_line(cli_db, mixed_root, args):
+    if args[0] == "search":
+        args = [*args, "--root", str(mixed_root)]
+    proc = quarry(*args, "--db", cli_db)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("quarry: ")
+
+
+def test_search_of_unindexed_root_says_to_index_it(cli_db, tmp_path):
+    proc = quarry("search", "anything", "--root", tmp_path, "--db", cli_db)
+    assert proc.returncode == 2 and "quarry index" in proc.stderr
+
+
+def test_a_file_that_is_not_a_database_fails_with_exit_1(tmp_path, mixed_root):
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("my precious notes, not a database\n" * 100)
+    proc = quarry("search", "anything", "--root", mixed_root, "--db", bogus)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert bogus.read_text().startswith("my precious notes")
+
+
+def test_scopes_list_and_remove(cli_db, mixed_root):
+    scopes = json.loads(quarry("scopes", "--db", cli_db, "--json", check=0).stdout)
+    assert len(scopes) == 1
+    s = scopes[0]
+    assert set(s) == {"id", "type", "root", "parent", "files", "chunks", "last_indexed_at"}
+    assert s["type"] == "main" and s["root"] == str(mixed_root.resolve()) and s["files"] == 8 and s["parent"] is None
+    quarry("scopes", "remove", mixed_root, "--db", cli_db, check=0)
+    assert json.loads(quarry("scopes", "--db", cli_db, "--json", check=0).stdout) == []
+    assert quarry("scopes", "remove", mixed_root, "--db", cli_db).returncode == 1
+
+
+def test_history_lists_searches(cli_db, mixed_root):
+    quarry("search", "evict least recently used", "--root", mixed_root, "--db", cli_db, check=0)
+    entries = json.loads(quarry("history", "--db", cli_db, "--json", check=0).stdout)
+    assert entries[0]["query"] == "evict least recently used" and entries[0]["result_count"] > 0

@@ -1,0 +1,185 @@
+"""The search pipeline on a real index: modes, fusion, filters, validation, context, history."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from desktop_app.search.pipeline import Searcher
+from desktop_app.search.request import SearchError, SearchFilters, SearchRequest
+from desktop_app.store.store import Store
+
+
+@pytest.fixture(scope="module")
+def searcher(mixed_index, embedder, tmp_path_factory):
+    db = tmp_path_factory.mktemp("search-db") / "index.db"
+    shutil.copy(mixed_index[0], db)
+    store = Store(db)
+    yield Searcher(store, embedder)
+    store.close()
+
+
+def run(searcher, root, query, **kw):
+    return searcher.search(SearchRequest(query=query, roots=(str(root),), **kw))
+
+
+def test_exact_symbol_name_comes_first_in_hybrid(searcher, mixed_root):
+    response = run(searcher, mixed_root, "fetch_with_retry")
+    top = response.results[0]
+    assert (top.path, top.symbol_name) == ("src/http_client.py", "fetch_with_retry")
+    assert top.relevance == "both" and top.score >= 0.9
+    assert all(r.score < top.score for r in response.results[1:])
+
+
+def test_scores_are_ordered_and_in_range_and_labelled(searcher, mixed_root):
+    for mode in ("hybrid", "semantic", "exact"):
+        results = run(searcher, mixed_root, "cache capacity evict", mode=mode).results
+        assert results, mode
+        scores = [r.score for r in results]
+        assert scores == sorted(scores, reverse=True)
+        assert all(0 <= s <= 1 for s in scores)
+        allowed = {"hybrid": {"exact", "semantic", "both"}, "semantic": {"semantic"}, "exact": {"exact"}}[mode]
+        assert {r.relevance for r in results} <= allowed
+
+
+def test_exact_mode_matches_identifier_parts_and_whole_names(searcher, mixed_root):
+    parts = run(searcher, mixed_root, "parse invoice total", mode="exact").results
+    assert parts[0].symbol_name == "parse_invoice_total" and parts[0].semantic_score is None
+    camel = run(searcher, mixed_root, "access token", mode="exact").results
+    assert camel[0].symbol_name == "refreshAccessToken"
+    whole = run(searcher, mixed_root, "LRUCache", mode="exact").results
+    assert whole[0].path == "src/cache.py" and whole[0].symbol_name == "LRUCache"
+
+
+def test_semantic_results_keep_their_similarity(searcher, mixed_root):
+    for r in run(searcher, mixed_root, "matrix multiplication").results:
+        assert r.semantic_score is not None and 0 <= r.semantic_score <= 1
+
+
+def test_short_queries_skip_semantic_search(searcher, mixed_root):
+    response = run(searcher, mixed_root, "lr")
+    assert response.effective_mode == "exact" and "3 characters" in response.notice
+
+
+@pytest.mark.parametrize("query", ['"unbalanced', "NEAR(a b)", "foo* OR", "a:b", "-x", "(((", "^start", "AND",
+                                   "col:value AND NOT", "[a-z]+\\d{3}", "*.py", "'; DROP TABLE chunk; --"])
+def test_operator_characters_never_break_keyword_search(searcher, mixed_root, query):
+    for mode in ("exact", "hybrid"):
+        run(searcher, mixed_root, query, mode=mode)  # must not raise
+
+
+def test_filters_apply_and_never_starve_k(searcher, mixed_root):
+    rust = run(searcher, mixed_root, "parse arguments", filters=SearchFilters(languages=("rust",)), k=5).results
+    assert rust and all(r.language == "rust" for r in rust)
+    ts = run(searcher, mixed_root, "retry http request", filters=SearchFilters(languages=("typescript",)), k=4)
+    assert len(ts.results) == 4 and all(r.path.startswith("web/") for r in ts.results)
+    web = run(searcher, mixed_root, "function", filters=SearchFilters(globs=("web/",)), k=3).results
+    assert len(web) == 3 and all(r.path.startswith("web/") for r in web)
+    no_web = run(searcher, mixed_root, "function", filters=SearchFilters(globs=("*.py", "*.rs")), k=20).results
+    assert no_web and all(r.path.endswith((".py", ".rs")) for r in no_web)
+    funcs = run(searcher, mixed_root, "matrix", filters=SearchFilters(chunk_types=("function",))).results
+    assert funcs and all(r.chunk_type == "function" for r in funcs)
+    named = run(searcher, mixed_root, "anything", filters=SearchFilters(symbol_names=("transpose",))).results
+    assert [r.symbol_name for r in named] == ["transpose"]
+    strong = run(searcher, mixed_root, "retry http", filters=SearchFilters(min_score=0.3)).results
+    assert all(r.score >= 0.3 for r in strong)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"query": "   "}, "empty"), ({"k": 0}, "k must be"), ({"k": 101}, "k must be"),
+    ({"mode": "fuzzy"}, "unknown mode"),
+    ({"context": -1}, "context"), ({"filters": SearchFilters(languages=("klingon",))}, "unknown language"),
+    ({"filters": SearchFilters(min_score=1.5)}, "min score"), ({"filters": SearchFilters(chunk_types=("x",))}, "chunk"),
+    ({"roots": ("/nonexistent/project",)}, "not indexed"),
+])
+def test_invalid_requests_are_explained(searcher, mixed_root, kwargs, message):
+    request = {"query": "retry", "roots": (str(mixed_root),), **kwargs}
+    with pytest.raises(SearchError, match=message):
+        searcher.search(SearchRequest(**request))
+
+
+def test_same_file_overlapping_results_are_merged(searcher, mixed_root):
+    results = run(searcher, mixed_root, "matrix rows columns data", k=20).results
+    by_file: dict[str, list] = {}
+    for r in results:
+        for other in by_file.get(r.path, []):
+            shared = min(r.end_line, other.end_line) - max(r.start_line, other.start_line) + 1
+            smaller = min(r.end_line - r.start_line, other.end_line - other.start_line) + 1
+            assert shared <= 0.5 * smaller
+        by_file.setdefault(r.path, []).append(r)
+
+
+def test_context_lines_come_from_disk_and_stale_files_say_so(tmp_path, mixed_root, mixed_index, embedder):
+    root = tmp_path / "repo"
+    shutil.copytree(mixed_root, root)
+    db = tmp_path / "index.db"
+    shutil.copy(mixed_index[0], db)
+    from desktop_app.indexing.indexer import Indexer
+
+    store = Store(db)
+    try:
+        Indexer(store, embedder).index(root)
+        searcher = Searcher(store, embedder)
+        top = run(searcher, root, "transpose", context=3).results[0]
+        lines = (root / top.path).read_text().split("\n")
+        assert top.context_start_line == top.start_line - 3
+        assert top.context.split("\n") == lines[top.context_start_line - 1:top.context_end_line]
+        assert not top.stale
+        (root / top.path).write_text("// rewritten\n" + (root / top.path).read_text())
+        again = run(searcher, root, "transpose", context=3).results[0]
+        assert again.stale and again.context is None
+    finally:
+        store.close()
+
+
+def test_query_embeddings_are_cached(searcher, mixed_root):
+    before = searcher.cache.misses
+    run(searcher, mixed_root, "a query typed twice")
+    run(searcher, mixed_root, "a query typed twice")
+    assert searcher.cache.misses == before + 1 and searcher.cache.hits >= 1
+
+
+def test_history_records_each_search(searcher, mixed_root):
+    run(searcher, mixed_root, "history check query", mode="exact")
+    entry = searcher.store.history(1)[0]
+    assert entry.query == "history check query" and entry.mode == "exact"
+    assert entry.scope_root == str(mixed_root.resolve()) and entry.duration_ms > 0
+
+
+def test_all_scopes_merges_and_labels_scopes(tmp_path, mixed_root, mixed_index, embedder):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "geometry.py").write_text("def rotate_point(x, y, angle):\n    # rotate around the origin\n"
+                                       "    return x * cos(angle) - y * sin(angle), x * sin(angle) + y * cos(angle)\n")
+    db = tmp_path / "index.db"
+    shutil.copy(mixed_index[0], db)
+    from desktop_app.indexing.indexer import Indexer
+
+    store = Store(db)
+    try:
+        Indexer(store, embedder).index(other)
+        searcher = Searcher(store, embedder)
+        results = searcher.search(SearchRequest(query="rotate a point or multiply matrices", all_scopes=True,
+                                                k=10)).results
+        roots = {r.scope_root for r in results}
+        assert roots == {str(mixed_root.resolve()), str(other.resolve())}
+        assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
+    finally:
+        store.close()
+
+
+def test_model_failure_falls_back_to_exact_with_a_notice(tmp_path, mixed_root, mixed_index, worker_for):
+    model_dir = tmp_path / "broken-model"
+    model_dir.mkdir()
+    from desktop_app.resources import resource_path
+
+    shutil.copy(resource_path("models", "all-MiniLM-L6-v2-int8", "tokenizer.json"), model_dir / "tokenizer.json")
+    (model_dir / "model.onnx").write_bytes(b"this is not an onnx model")
+    (model_dir / "quarry-model.json").write_text(json.dumps(
+        {"id": "broken", "dims": 384, "pooling": "mean", "max_tokens": 256}))
+    worker = worker_for(mixed_index[0], model_dir=model_dir)
+    response = worker.search(SearchRequest(query="retry failed http requests", roots=(str(mixed_root),))).result()
+    assert response.effective_mode == "exact" and "unavailable" in response.notice
+    assert response.results and response.results[0].relevance == "exact"
