@@ -22,7 +22,7 @@ import numpy as np
 from ..embedding import Embedder
 from ..store.store import ChunkRef, FileState, FileWrite, NewChunk, SkippedFile, Store
 from .chunking import chunk_file
-from .documents import document_hash, document_header, keyword_fields
+from .documents import document_hash, document_header, keyword_fields, name_text
 from .file_selection import Candidate, SelectionOptions, select_files
 from .progress import Progress, ProgressReporter
 from .source_reader import UNREADABLE, VANISHED, SkipFile, read_source
@@ -72,6 +72,15 @@ class IndexStats:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class _Document:
+    text: str  # what the model embeds: header + chunk lines
+    lines: str  # the chunk's lines as stored
+    tokens: int
+    name: str | None  # symbol-name text embedded alongside, if the chunk defines a symbol
+    name_tokens: int
+
+
 @dataclass
 class _Prepared:
     """One candidate after reading and chunking on the prep thread."""
@@ -80,7 +89,7 @@ class _Prepared:
     skip_reason: str | None = None
     unchanged: bool = False  # same content as indexed, only size/mtime moved
     write: FileWrite | None = None
-    documents: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # hash -> (doc, text, tokens)
+    documents: dict[str, _Document] = field(default_factory=dict)  # by document hash
 
 
 class Indexer:
@@ -235,13 +244,15 @@ class Indexer:
         chunks = chunk_file(source.text, cand.language, cand.rel_path, self.embedder.count_tokens,
                             max_tokens=self.chunk_tokens, overlap_tokens=self.options.overlap_tokens)
         headers = [document_header(ch, cand.rel_path) for ch in chunks]
-        header_tokens = self.embedder.count_tokens(headers) if headers else []
+        names = [name_text(ch, cand.rel_path) for ch in chunks]
+        counts = self.embedder.count_tokens(headers + [n or "" for n in names]) if chunks else []
         refs: list[ChunkRef] = []
-        documents: dict[str, tuple[str, str, int]] = {}
-        for ordinal, (ch, header, htokens) in enumerate(zip(chunks, headers, header_tokens, strict=True)):
+        documents: dict[str, _Document] = {}
+        for ordinal, (ch, header, name) in enumerate(zip(chunks, headers, names, strict=True)):
             doc = header + "\n" + ch.text
             digest = document_hash(doc)
-            documents.setdefault(digest, (doc, ch.text, ch.token_count + htokens))
+            documents.setdefault(digest, _Document(doc, ch.text, ch.token_count + counts[ordinal], name,
+                                                   counts[len(chunks) + ordinal]))
             symbol, context, body = keyword_fields(ch, cand.rel_path)
             refs.append(ChunkRef(digest, ordinal, ch.start_line, ch.end_line, ch.chunk_type, ch.symbol_name,
                                  ch.symbol_type, ch.parent_symbol, symbol, context, body))
@@ -251,16 +262,20 @@ class Indexer:
     def _write_batch(self, scope_id: str, batch: list[_Prepared], stats: IndexStats,
                      reporter: ProgressReporter, stop: Callable[[], bool]) -> bool:
         """Embed the batch's new chunks and write it; False when stopped first (nothing written)."""
-        documents: dict[str, tuple[str, str, int]] = {}
+        documents: dict[str, _Document] = {}
         for item in batch:
             documents.update(item.documents)
         known = self.store.known_chunks(documents, self.embedder.model_id)
-        missing = [(h, *documents[h]) for h in documents if h not in known]
-        vectors = self._embed([doc for _, doc, _, _ in missing], [t for *_, t in missing], reporter, stop)
+        missing = [(h, documents[h]) for h in documents if h not in known]
+        named = [d for _, d in missing if d.name]
+        # Documents and name texts go through the model together, sorted by length into slices.
+        tokens = [d.tokens for _, d in missing] + [d.name_tokens for d in named]
+        vectors = self._embed([d.text for _, d in missing] + [d.name for d in named], tokens, reporter, stop)
         if vectors is None:
             return False
-        new_chunks = [NewChunk(h, text, tokens, vec)
-                      for (h, _, text, tokens), vec in zip(missing, vectors, strict=True)]
+        name_vectors = iter(vectors[len(missing):])
+        new_chunks = [NewChunk(h, d.lines, d.tokens, vec, next(name_vectors) if d.name else None)
+                      for (h, d), vec in zip(missing, vectors[:len(missing)], strict=True)]
         skipped = [SkippedFile(i.cand.rel_path, i.cand.size, i.cand.mtime_ns, i.skip_reason)
                    for i in batch if i.skip_reason]
         touched = [(i.cand.rel_path, i.cand.size, i.cand.mtime_ns) for i in batch if i.unchanged]
@@ -274,7 +289,7 @@ class Indexer:
         stats.files_changed += len(writes)
         stats.files_unchanged += len(touched)
         stats.chunks_embedded += len(new_chunks)
-        stats.tokens_embedded += sum(min(c.token_count + 2, self.embedder.max_tokens) for c in new_chunks)
+        stats.tokens_embedded += sum(min(t + 2, self.embedder.max_tokens) for t in tokens)
         p = reporter.current
         reporter.update(phase="in_progress", files_done=p.files_done + len(batch),
                         bytes_done=p.bytes_done + sum(i.cand.size for i in batch),

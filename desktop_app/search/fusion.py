@@ -1,7 +1,9 @@
 """How a result's score is made. Scores are in 0..1 and are read like this:
 
-* semantic mode: the cosine similarity between the query and the chunk (as embedded with its
-  path and symbol header), plus the small rerank boosts.
+* similarity: 0.7 x the cosine similarity between the query and the chunk (as embedded with its
+  path and symbol header) + 0.3 x the cosine similarity between the query and the chunk's symbol
+  name in words (see indexing/documents.py); a chunk that defines no symbol has only the first part.
+* semantic mode: similarity, plus the small rerank boosts.
 * exact mode: keyword evidence (BM25 over symbol names, paths and identifier-split text) relative
   to the best keyword match for this query, scaled into 0..0.9.
 * hybrid mode: 0.9 x (SEMANTIC_WEIGHT x similarity + (1 - SEMANTIC_WEIGHT) x keyword evidence).
@@ -21,7 +23,8 @@ from dataclasses import dataclass
 from ..store.store import Hit
 from .request import RerankOptions
 
-SEMANTIC_WEIGHT = 0.7
+SEMANTIC_WEIGHT = 0.8
+NAME_WEIGHT = 0.3
 EXACT_TIER = 0.9
 _DAY = 86_400.0
 
@@ -29,7 +32,7 @@ _DAY = 86_400.0
 @dataclass
 class Candidate:
     hit: Hit
-    semantic: float | None = None  # cosine similarity clipped to 0..1
+    semantic: float | None = None  # similarity (blend of code and name cosines), 0..1
     keyword: float = 0.0  # 0..1, relative to the best keyword match of the query
     found_semantic: bool = False
     found_keyword: bool = False
@@ -43,8 +46,9 @@ class Candidate:
         return "semantic"
 
 
-def similarity(cosine_distance: float) -> float:
-    return min(1.0, max(0.0, 1.0 - cosine_distance))
+def similarity(code_cosine: float, name_cosine: float | None) -> float:
+    blend = (1 - NAME_WEIGHT) * code_cosine + NAME_WEIGHT * max(0.0, name_cosine or 0.0)
+    return min(1.0, max(0.0, blend))
 
 
 def keyword_strengths(ranks: list[tuple[int, float]]) -> dict[int, float]:
@@ -65,7 +69,7 @@ def score(c: Candidate, mode: str, rerank: RerankOptions, now: float | None = No
         base = c.keyword
     else:
         base = SEMANTIC_WEIGHT * sem + (1 - SEMANTIC_WEIGHT) * c.keyword
-    base = min(1.0, base * rerank.similarity_weight + _boost(c.hit, rerank, now))
+    base = min(1.0, max(0.0, base * rerank.similarity_weight + _boost(c.hit, rerank, now)))
     if mode == "semantic":
         return round(base, 4)
     if c.exact_symbol:
@@ -77,6 +81,8 @@ def _boost(hit: Hit, rerank: RerankOptions, now: float | None) -> float:
     boost = 0.0
     if hit.symbol_name:
         boost += rerank.symbol_boost
+        if hit.symbol_name.startswith("_") and not hit.symbol_name.endswith("__"):
+            boost -= rerank.private_penalty
     if hit.chunk_type in rerank.preferred_chunk_types:
         boost += rerank.chunk_type_boost
     if rerank.recency_boost:

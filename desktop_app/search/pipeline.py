@@ -109,16 +109,17 @@ class Searcher:
         by_id: dict[int, Candidate] = {}
         exhausted = True
         if query_vec is not None:
-            nearest = self.store.knn(self.embedder.model_id, scope_ids, query_vec, fetch, where)
+            model = self.embedder.model_id
+            nearest = self.store.knn(model, scope_ids, query_vec, fetch, where)
+            by_name = self.store.knn(model, scope_ids, query_vec, fetch, where, names=True)
             exhausted &= len(nearest) < fetch
-            sims = {cid: similarity(d) for cid, d in nearest}
-            for hit in self.store.hits_for_chunks(scope_ids, list(sims), where):
-                by_id[hit.file_chunk_id] = Candidate(hit, semantic=sims[hit.chunk_id], found_semantic=True)
+            chunk_ids = list(dict.fromkeys([cid for cid, _ in nearest] + [cid for cid, _ in by_name]))
+            for hit in self.store.hits_for_chunks(scope_ids, chunk_ids, where):
+                by_id[hit.file_chunk_id] = Candidate(hit, found_semantic=True)
         if mode in ("exact", "hybrid"):
-            kw_exhausted = self._keyword_candidates(by_id, scope_ids, parsed, mode, where, fetch)
-            exhausted &= kw_exhausted
-            if query_vec is not None:
-                self._fill_similarity(by_id, query_vec)
+            exhausted &= self._keyword_candidates(by_id, scope_ids, parsed, mode, where, fetch)
+        if query_vec is not None:
+            self._fill_similarity(by_id, query_vec, dict(nearest), dict(by_name))
         return list(by_id.values()), exhausted
 
     def _keyword_candidates(self, by_id: dict[int, Candidate], scope_ids: list[str], parsed: ParsedQuery,
@@ -147,16 +148,21 @@ class Searcher:
             by_id[fid].keyword = max(by_id[fid].keyword, 1.0)
         return len(ranks) < fetch and len(symbol_ids) < fetch
 
-    def _fill_similarity(self, by_id: dict[int, Candidate], query_vec: np.ndarray) -> None:
-        """Give keyword-only candidates their real similarity so fusion compares like with like."""
-        missing = {c.hit.chunk_id for c in by_id.values() if c.semantic is None}
-        if not missing:
-            return
-        vectors = self.store.vectors(self.embedder.model_id, list(missing))
+    def _fill_similarity(self, by_id: dict[int, Candidate], query_vec: np.ndarray,
+                         code_distances: dict[int, float], name_distances: dict[int, float]) -> None:
+        """Give every candidate its similarity, however it was found, so fusion compares like with like."""
+        chunk_ids = {c.hit.chunk_id for c in by_id.values()}
+        model = self.embedder.model_id
         q = np.asarray(query_vec, dtype=np.float32)
+        code = {cid: 1.0 - d for cid, d in code_distances.items()}
+        code.update({cid: float(v @ q) for cid, v in
+                     self.store.vectors(model, [c for c in chunk_ids if c not in code]).items()})
+        names = {cid: 1.0 - d for cid, d in name_distances.items()}
+        names.update({cid: float(v @ q) for cid, v in
+                      self.store.vectors(model, [c for c in chunk_ids if c not in names], names=True).items()})
         for c in by_id.values():
-            if c.semantic is None and c.hit.chunk_id in vectors:
-                c.semantic = float(min(1.0, max(0.0, float(vectors[c.hit.chunk_id] @ q))))
+            if c.hit.chunk_id in code:
+                c.semantic = similarity(code[c.hit.chunk_id], names.get(c.hit.chunk_id))
 
     def _add_context(self, results: list[SearchResult], n: int) -> None:
         files = FileLines()

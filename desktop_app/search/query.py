@@ -31,6 +31,12 @@ class ParsedQuery:
     looks_like_identifier: bool  # the whole query is one identifier or dotted path
 
 
+def _looks_like_code(token: str) -> bool:
+    """`read_file`, `parseHTTP`, `JSONDecoder`: shaped like an identifier, unlike a capitalised word."""
+    return ("_" in token.strip("_") or any(c.isupper() for c in token[1:])) and not token.isupper() \
+        or (token.isupper() and "_" in token)
+
+
 def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
@@ -42,7 +48,7 @@ def parse(query: str) -> ParsedQuery:
     identifiers: list[str] = []
     for tok in tokens:
         parts = split_identifier(tok)
-        if len(parts) > 1 or (tok != tok.lower() and len(tok) > 1) or "_" in tok:
+        if _looks_like_code(tok):
             identifiers.append(tok)
         words.extend(p for p in parts if p not in STOPWORDS)
     single = bool(_IDENTIFIER.match(text)) and " " not in text

@@ -29,10 +29,12 @@ class RerankOptions:
     chunk_type_boost: float = 0.03
     recency_boost: float = 0.0  # up to this much for files indexed most recently
     recency_half_life_days: float = 30.0
+    # Private helpers (`_name`, not `__dunder__`) rank a little below the public API people ask about.
+    private_penalty: float = 0.05
 
 
 CODE_SEARCH_PRESET = RerankOptions()
-NO_RERANK = RerankOptions(symbol_boost=0.0, chunk_type_boost=0.0, recency_boost=0.0)
+NO_RERANK = RerankOptions(symbol_boost=0.0, chunk_type_boost=0.0, recency_boost=0.0, private_penalty=0.0)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,9 @@ from .migrations import migrate
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 VEC0_MAX_K = 4096  # sqlite-vec refuses larger k in one KNN query
+# BM25 weights of the keyword index's columns: symbol names, path and enclosing symbol, body text.
+KEYWORD_COLUMN_WEIGHTS = (10.0, 3.0, 1.0)
+NAME_SUFFIX = "_name"  # companion vec0 table of symbol-name vectors
 
 
 def new_ulid() -> str:
@@ -88,6 +91,7 @@ class NewChunk:
     text: str
     token_count: int
     vector: np.ndarray
+    name_vector: np.ndarray | None = None  # embedding of the symbol's name text, for chunks defining one
 
 
 @dataclass(frozen=True)
@@ -193,7 +197,8 @@ class Store:
     # --- models ---------------------------------------------------------------------------------
 
     def vector_table(self, model_id: str, dims: int) -> str:
-        """The vec0 table holding `model_id`'s vectors, created on first use."""
+        """The vec0 table holding `model_id`'s chunk vectors, created on first use together with its
+        companion table of symbol-name vectors (`<table>_name`, same rowids)."""
         rows = self._rows("SELECT dims, vector_table FROM model WHERE id = ?", (model_id,))
         if rows:
             if rows[0][0] != dims:
@@ -201,8 +206,9 @@ class Store:
             return rows[0][1]
         table = _vector_table_name(model_id)
         with self._conn:
-            self._conn.execute(
-                f"CREATE VIRTUAL TABLE {table} USING vec0(embedding float[{int(dims)}] distance_metric=cosine)")
+            for name in (table, table + NAME_SUFFIX):
+                self._conn.execute(
+                    f"CREATE VIRTUAL TABLE {name} USING vec0(embedding float[{int(dims)}] distance_metric=cosine)")
             self._conn.execute("INSERT INTO model (id, dims, vector_table, created_at) VALUES (?, ?, ?, ?)",
                                (model_id, dims, table, time.time()))
         return table
@@ -298,9 +304,11 @@ class Store:
                         "INSERT INTO chunk (hash, text, token_count, created_at) VALUES (?, ?, ?, ?) "
                         "ON CONFLICT(hash) DO NOTHING", (ch.hash, ch.text, ch.token_count, now))
                     cid = self._rows("SELECT id FROM chunk WHERE hash = ?", (ch.hash,))[0][0]
-                    self._conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (cid,))
-                    self._conn.execute(f"INSERT INTO {table} (rowid, embedding) VALUES (?, ?)",
-                                       (cid, np.ascontiguousarray(ch.vector, dtype=np.float32).tobytes()))
+                    for name, vec in ((table, ch.vector), (table + NAME_SUFFIX, ch.name_vector)):
+                        self._conn.execute(f"DELETE FROM {name} WHERE rowid = ?", (cid,))
+                        if vec is not None:
+                            self._conn.execute(f"INSERT INTO {name} (rowid, embedding) VALUES (?, ?)",
+                                               (cid, np.ascontiguousarray(vec, dtype=np.float32).tobytes()))
             for path in deleted:
                 self._delete_file(scope_id, path)
             for path, size, mtime_ns in touched:
@@ -361,7 +369,7 @@ class Store:
     def _collect_orphans(self) -> int:
         orphans = [r[0] for r in self._rows(
             "SELECT id FROM chunk c WHERE NOT EXISTS (SELECT 1 FROM file_chunk fc WHERE fc.chunk_id = c.id)")]
-        tables = [r[0] for r in self._rows("SELECT vector_table FROM model")]
+        tables = [t for r in self._rows("SELECT vector_table FROM model") for t in (r[0], r[0] + NAME_SUFFIX)]
         for start in range(0, len(orphans), 500):
             part = orphans[start:start + 500]
             marks = ",".join("?" * len(part))
@@ -382,14 +390,16 @@ class Store:
     # --- search reads ---------------------------------------------------------------------------
 
     def knn(self, model_id: str, scope_ids: Sequence[str], query: np.ndarray, k: int,
-            where: HitFilter = NO_FILTER) -> list[tuple[int, float]]:
-        """(chunk id, cosine distance) of the k nearest chunks used in `scope_ids` and passing `where`.
+            where: HitFilter = NO_FILTER, names: bool = False) -> list[tuple[int, float]]:
+        """(chunk id, cosine distance) of the k nearest chunks used in `scope_ids` and passing `where`,
+        by their code vectors, or by their symbol-name vectors when `names` is set.
 
         The scope and filters restrict the vec0 scan itself (rowid IN ...), so they never starve k.
         """
         table = self._existing_vector_table(model_id)
         if table is None or not scope_ids:
             return []
+        table += NAME_SUFFIX if names else ""
         smarks = ",".join("?" * len(scope_ids))
         cond, cargs = where.sql()
         return self._rows(
@@ -398,10 +408,12 @@ class Store:
             f"WHERE fc.scope_id IN ({smarks}) AND {cond}) ORDER BY distance",
             (np.ascontiguousarray(query, dtype=np.float32).tobytes(), min(k, VEC0_MAX_K), *scope_ids, *cargs))
 
-    def vectors(self, model_id: str, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+    def vectors(self, model_id: str, chunk_ids: Sequence[int], names: bool = False) -> dict[int, np.ndarray]:
+        """Code vectors (or symbol-name vectors) of the given chunks, where they have one."""
         table = self._existing_vector_table(model_id)
         if table is None:
             return {}
+        table += NAME_SUFFIX if names else ""
         out: dict[int, np.ndarray] = {}
         for start in range(0, len(chunk_ids), 500):
             part = list(chunk_ids[start:start + 500])
@@ -446,9 +458,10 @@ class Store:
             return []
         smarks = ",".join("?" * len(scope_ids))
         cond, cargs = where.sql()
+        w = KEYWORD_COLUMN_WEIGHTS
         try:
             return self._rows(
-                f"SELECT fts.rowid, bm25(fts, 10.0, 3.0, 1.0) AS rank FROM fts "
+                f"SELECT fts.rowid, bm25(fts, {w[0]}, {w[1]}, {w[2]}) AS rank FROM fts "
                 f"JOIN file_chunk fc ON fc.id = fts.rowid JOIN file f ON f.id = fc.file_id "
                 f"WHERE fts MATCH ? AND fc.scope_id IN ({smarks}) AND {cond} ORDER BY rank LIMIT ?",
                 (match, *scope_ids, *cargs, limit))
