@@ -17,12 +17,15 @@ def overlap_share(a: tuple[int, int], b: tuple[int, int]) -> float:
 
 
 def merge_overlapping(ranked: Sequence[T], key: Callable[[T], tuple[str, int, int]], threshold: float,
-                      merge: Callable[[T, T], None]) -> list[T]:
+                      merge: Callable[[T, T], None], limit: int | None = None) -> list[T]:
     """Keep results in rank order, folding each into an earlier one from the same file that it
-    overlaps by more than `threshold`; `merge(kept, dropped)` lets the kept one absorb labels."""
+    overlaps by more than `threshold`; `merge(kept, dropped)` lets the kept one absorb labels.
+    Stops once `limit` results are kept: what ranks below them cannot change them."""
     kept: list[T] = []
     by_file: dict[str, list[T]] = {}
     for item in ranked:
+        if limit is not None and len(kept) >= limit:
+            break
         path, start, end = key(item)
         into = next((k for k in by_file.get(path, ())
                      if overlap_share(key(k)[1:], (start, end)) > threshold), None)

@@ -10,7 +10,7 @@ import numpy as np
 import pathspec
 
 from ..embedding import Embedder
-from ..store.store import VEC0_MAX_K, HistoryEntry, HitFilter, Scope, Store
+from ..store.store import HistoryEntry, HitFilter, Scope, Store
 from .context import FileLines, expand
 from .dedup import merge_overlapping
 from .embedding_cache import QueryEmbeddingCache
@@ -18,6 +18,10 @@ from .fusion import Candidate, keyword_strengths, score, similarity
 from .query import ParsedQuery, fts_all, fts_any, parse
 from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRequest, validate
 from .results import SearchResponse, SearchResult
+from .vector_index import VectorIndex
+
+# Candidates asked of each retriever at most; a filter that leaves fewer matches than this has run dry.
+MAX_FETCH = 4096
 
 
 class Searcher:
@@ -27,6 +31,7 @@ class Searcher:
         self.store = store
         self.embedder = embedder
         self.cache = QueryEmbeddingCache(embedder.embed_query) if embedder else None
+        self.vectors = VectorIndex(store, embedder.model_id, embedder.dims) if embedder else None
 
     def search(self, request: SearchRequest, indexing_roots: Collection[str] = ()) -> SearchResponse:
         started = time.perf_counter()
@@ -98,10 +103,10 @@ class Searcher:
                              and c.score >= f.min_score), key=lambda c: (-c.score, c.hit.path, c.hit.start_line))
             ranked = _drop_cross_scope_copies(ranked)
             kept = merge_overlapping(ranked, lambda c: (f"{c.hit.scope_id}/{c.hit.path}", c.hit.start_line,
-                                                        c.hit.end_line), req.overlap_threshold, _absorb)
-            if len(kept) >= req.k or exhausted or fetch >= VEC0_MAX_K:
+                                                        c.hit.end_line), req.overlap_threshold, _absorb, req.k)
+            if len(kept) >= req.k or exhausted or fetch >= MAX_FETCH:
                 return [_result(c, roots[c.hit.scope_id]) for c in kept[:req.k]]
-            fetch = min(VEC0_MAX_K, fetch * 4)
+            fetch = min(MAX_FETCH, fetch * 4)
 
     def _candidates(self, scope_ids: list[str], parsed: ParsedQuery, query_vec: np.ndarray | None, mode: str,
                     where: HitFilter, fetch: int) -> tuple[list[Candidate], bool]:
@@ -109,9 +114,10 @@ class Searcher:
         by_id: dict[int, Candidate] = {}
         exhausted = True
         if query_vec is not None:
-            model = self.embedder.model_id
-            nearest = self.store.knn(model, scope_ids, query_vec, fetch, where)
-            by_name = self.store.knn(model, scope_ids, query_vec, fetch, where, names=True)
+            self.vectors.refresh()
+            allowed = self.vectors.allowed(scope_ids, where)
+            nearest = self.vectors.nearest(query_vec, allowed, fetch)
+            by_name = self.vectors.nearest(query_vec, allowed, fetch, names=True)
             exhausted &= len(nearest) < fetch
             chunk_ids = list(dict.fromkeys([cid for cid, _ in nearest] + [cid for cid, _ in by_name]))
             for hit in self.store.hits_for_chunks(scope_ids, chunk_ids, where):
@@ -119,7 +125,7 @@ class Searcher:
         if mode in ("exact", "hybrid"):
             exhausted &= self._keyword_candidates(by_id, scope_ids, parsed, mode, where, fetch)
         if query_vec is not None:
-            self._fill_similarity(by_id, query_vec, dict(nearest), dict(by_name))
+            self._fill_similarity(by_id, query_vec)
         return list(by_id.values()), exhausted
 
     def _keyword_candidates(self, by_id: dict[int, Candidate], scope_ids: list[str], parsed: ParsedQuery,
@@ -148,18 +154,11 @@ class Searcher:
             by_id[fid].keyword = max(by_id[fid].keyword, 1.0)
         return len(ranks) < fetch and len(symbol_ids) < fetch
 
-    def _fill_similarity(self, by_id: dict[int, Candidate], query_vec: np.ndarray,
-                         code_distances: dict[int, float], name_distances: dict[int, float]) -> None:
+    def _fill_similarity(self, by_id: dict[int, Candidate], query_vec: np.ndarray) -> None:
         """Give every candidate its similarity, however it was found, so fusion compares like with like."""
-        chunk_ids = {c.hit.chunk_id for c in by_id.values()}
-        model = self.embedder.model_id
-        q = np.asarray(query_vec, dtype=np.float32)
-        code = {cid: 1.0 - d for cid, d in code_distances.items()}
-        code.update({cid: float(v @ q) for cid, v in
-                     self.store.vectors(model, [c for c in chunk_ids if c not in code]).items()})
-        names = {cid: 1.0 - d for cid, d in name_distances.items()}
-        names.update({cid: float(v @ q) for cid, v in
-                      self.store.vectors(model, [c for c in chunk_ids if c not in names], names=True).items()})
+        chunk_ids = list({c.hit.chunk_id for c in by_id.values()})
+        code = self.vectors.similarities(query_vec, chunk_ids)
+        names = self.vectors.similarities(query_vec, chunk_ids, names=True)
         for c in by_id.values():
             if c.hit.chunk_id in code:
                 c.semantic = similarity(code[c.hit.chunk_id], names.get(c.hit.chunk_id))

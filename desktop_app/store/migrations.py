@@ -23,7 +23,7 @@ MIGRATIONS: list[str] = [
         last_indexed_at REAL
     );
     CREATE TABLE chunk (
-        id INTEGER PRIMARY KEY,
+        id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: in-memory vector copies key on it
         hash TEXT NOT NULL UNIQUE,          -- sha256 of the embedded document (header + text)
         text TEXT NOT NULL,                 -- the file lines the chunk covers
         token_count INTEGER NOT NULL,

@@ -9,7 +9,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +20,6 @@ from .connection import StoreError, open_connection
 from .migrations import migrate
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-VEC0_MAX_K = 4096  # sqlite-vec refuses larger k in one KNN query
 # BM25 weights of the keyword index's columns: symbol names, path and enclosing symbol, body text.
 KEYWORD_COLUMN_WEIGHTS = (10.0, 3.0, 1.0)
 NAME_SUFFIX = "_name"  # companion vec0 table of symbol-name vectors
@@ -187,6 +186,12 @@ class Store:
             conn.close()
             raise
         self._conn = conn
+        self._writes = 0
+
+    @property
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever this connection or another process has written to the store."""
+        return self._writes, self._conn.execute("PRAGMA data_version").fetchall()[0][0]
 
     def close(self) -> None:
         self._conn.close()
@@ -254,6 +259,7 @@ class Store:
 
     def remove_scope(self, scope_id: str) -> int:
         """Delete a scope (and its worktree children); returns how many orphaned chunks were collected."""
+        self._writes += 1
         with self._conn:
             ids = [scope_id] + [r[0] for r in self._rows("SELECT id FROM scope WHERE parent_id = ?", (scope_id,))]
             for sid in ids:
@@ -295,6 +301,7 @@ class Store:
         A file row is only ever written together with all of its chunks and vectors, so a crash
         between batches leaves whole files or nothing, and the next run resumes from there.
         """
+        self._writes += 1
         now = time.time()
         with self._conn:
             if new_chunks:
@@ -363,6 +370,7 @@ class Store:
 
     def collect_garbage(self) -> int:
         """Drop chunks (and their vectors) that no file in any scope refers to any more."""
+        self._writes += 1
         with self._conn:
             return self._collect_orphans()
 
@@ -389,38 +397,38 @@ class Store:
 
     # --- search reads ---------------------------------------------------------------------------
 
-    def knn(self, model_id: str, scope_ids: Sequence[str], query: np.ndarray, k: int,
-            where: HitFilter = NO_FILTER, names: bool = False) -> list[tuple[int, float]]:
-        """(chunk id, cosine distance) of the k nearest chunks used in `scope_ids` and passing `where`,
-        by their code vectors, or by their symbol-name vectors when `names` is set.
-
-        The scope and filters restrict the vec0 scan itself (rowid IN ...), so they never starve k.
-        """
-        table = self._existing_vector_table(model_id)
-        if table is None or not scope_ids:
-            return []
-        table += NAME_SUFFIX if names else ""
-        smarks = ",".join("?" * len(scope_ids))
-        cond, cargs = where.sql()
-        return self._rows(
-            f"SELECT rowid, distance FROM {table} WHERE embedding MATCH ? AND k = ? AND rowid IN "
-            f"(SELECT fc.chunk_id FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
-            f"WHERE fc.scope_id IN ({smarks}) AND {cond}) ORDER BY distance",
-            (np.ascontiguousarray(query, dtype=np.float32).tobytes(), min(k, VEC0_MAX_K), *scope_ids, *cargs))
-
-    def vectors(self, model_id: str, chunk_ids: Sequence[int], names: bool = False) -> dict[int, np.ndarray]:
-        """Code vectors (or symbol-name vectors) of the given chunks, where they have one."""
+    def iter_vectors(self, model_id: str, names: bool = False, after_id: int = 0,
+                     batch: int = 20_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(chunk ids, float32 matrix) batches of a model's vectors with ids above `after_id`, by id."""
         table = self._existing_vector_table(model_id)
         if table is None:
-            return {}
+            return
         table += NAME_SUFFIX if names else ""
-        out: dict[int, np.ndarray] = {}
-        for start in range(0, len(chunk_ids), 500):
-            part = list(chunk_ids[start:start + 500])
-            marks = ",".join("?" * len(part))
-            for cid, blob in self._rows(f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})", part):
-                out[cid] = np.frombuffer(blob, dtype=np.float32)
-        return out
+        last = after_id
+        while True:
+            rows = self._rows(f"SELECT rowid, embedding FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                              (last, batch))
+            if not rows:
+                return
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+            yield ids, matrix
+            last = int(ids[-1])
+
+    def vector_count(self, model_id: str, names: bool = False) -> int:
+        table = self._existing_vector_table(model_id)
+        if table is None:
+            return 0
+        return self._rows(f"SELECT count(*) FROM {table}{NAME_SUFFIX if names else ''}")[0][0]
+
+    def scope_chunk_ids(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray:
+        """Sorted ids of the chunks used in `scope_ids` by files and places passing `where`."""
+        smarks = ",".join("?" * len(scope_ids))
+        cond, cargs = where.sql()
+        join = "JOIN file f ON f.id = fc.file_id " if cond != "1" else ""
+        rows = self._rows(f"SELECT DISTINCT fc.chunk_id FROM file_chunk fc {join}"
+                          f"WHERE fc.scope_id IN ({smarks}) AND {cond} ORDER BY fc.chunk_id", (*scope_ids, *cargs))
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
     def hits_for_chunks(self, scope_ids: Sequence[str], chunk_ids: Sequence[int],
                         where: HitFilter = NO_FILTER) -> list[Hit]:
