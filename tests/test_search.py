@@ -173,7 +173,7 @@ def test_all_scopes_merges_and_labels_scopes(tmp_path, mixed_root, mixed_index, 
 def test_model_failure_falls_back_to_exact_with_a_notice(tmp_path, mixed_root, mixed_index, worker_for):
     model_dir = tmp_path / "broken-model"
     model_dir.mkdir()
-    from desktop_app.resources import resource_path
+    from desktop_app.assets import resource_path
 
     shutil.copy(resource_path("models", "all-MiniLM-L6-v2-int8", "tokenizer.json"), model_dir / "tokenizer.json")
     (model_dir / "model.onnx").write_bytes(b"this is not an onnx model")

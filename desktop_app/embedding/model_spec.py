@@ -8,7 +8,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from desktop_app.resources import resource_path
+from desktop_app.assets import resource_path
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-int8"
 DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
