@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .embedding import ModelError
 from .indexing.file_selection import SelectionOptions
+from .indexing.git_worktrees import is_known_worktree
 from .indexing.indexer import IndexingError, IndexOptions
 from .indexing.progress import Progress
 from .search.request import (
@@ -68,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a stats object on stdout at the end")
     p.add_argument("--max-file-size", type=int, default=512 * 1024, help="skip files larger than this (bytes)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--watch", action="store_true", help="after indexing, keep the index in step with file changes "
+                                                         "until interrupted (Ctrl+C)")
 
     p = sub.add_parser("search", help="search an indexed folder")
     _add_common(p)
@@ -83,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--symbol-type", action="append", default=[], help="only this symbol type (repeatable)")
     p.add_argument("--symbol", action="append", default=[], help="only chunks defining this symbol name")
     p.add_argument("--min-score", type=float, default=0.0, help="drop results scoring below this (0..1)")
+    p.add_argument("--changed", action="store_true",
+                   help="in a worktree: only files that differ from the main repository")
     p.add_argument("--context", type=int, default=0, help="lines of context above and below each result")
     p.add_argument("--overlap", type=float, default=0.5,
                    help="merge same-file results overlapping more than this share (0..1]")
@@ -149,16 +154,44 @@ def _cmd_index(args: argparse.Namespace) -> int:
             stats = handle.result()
         if progress:
             progress.done()
+        _print_stats(stats, args.json)
+        if args.watch and not stats.cancelled:
+            _watch(worker, Path(stats.root), args.json)
     finally:
         worker.close()
-    if args.json:
-        print(json.dumps(stats.to_dict()))
+    return 130 if stats.cancelled else 0
+
+
+def _watch(worker: Worker, root: Path, as_json: bool) -> None:
+    def report(result) -> None:
+        if isinstance(result, BaseException):
+            print(f"quarry: re-index of {root} failed: {result}", file=sys.stderr, flush=True)
+        elif result.files_changed or result.files_deleted or result.files_copied:
+            _print_stats(result, as_json)
+
+    worker.watch(root, report)
+    print(f"watching {root} for changes; Ctrl+C to stop", file=sys.stderr, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        print("stopped watching", file=sys.stderr)
+
+
+def _print_stats(stats, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(stats.to_dict()), flush=True)
     else:
         skipped = ", ".join(f"{n} {r}" for r, n in sorted(stats.skipped.items())) or "none"
-        print(f"{'cancelled' if stats.cancelled else 'indexed'} {stats.root}: {stats.files_indexed} files, "
-              f"{stats.chunks_total} chunks ({stats.chunks_embedded} embedded) in {stats.seconds:.1f}s "
+        kind = f"worktree scope of {stats.parent_root}" if stats.scope_type == "worktree" else "main scope"
+        copied = f", {stats.files_copied} files shared with the main scope" if stats.files_copied else ""
+        print(f"{'cancelled' if stats.cancelled else 'indexed'} {stats.root} ({kind}): {stats.files_indexed} files, "
+              f"{stats.chunks_total} chunks ({stats.chunks_embedded} embedded{copied}) in {stats.seconds:.1f}s "
               f"on {stats.provider or 'no model run'}; skipped: {skipped}")
-    return 130 if stats.cancelled else 0
+        for wt in stats.worktrees:
+            if not wt["indexed"]:
+                print(f"  linked worktree not indexed yet: {wt['path']}  (quarry index {wt['path']})")
+        sys.stdout.flush()
 
 
 class _ProgressPrinter:
@@ -187,7 +220,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
         raise UsageError("say which indexed folder to search with --root PATH (or use --all-scopes)")
     filters = SearchFilters(languages=tuple(args.lang), chunk_types=tuple(args.chunk_type),
                             symbol_types=tuple(args.symbol_type), symbol_names=tuple(args.symbol),
-                            globs=tuple(args.glob), min_score=args.min_score)
+                            globs=tuple(args.glob), min_score=args.min_score, changed_only=args.changed)
     rerank: RerankOptions = CODE_SEARCH_PRESET if args.rerank == "code" else NO_RERANK
     worker = _worker(args)
     try:
@@ -254,8 +287,12 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
         scopes = worker.scopes().result()
     finally:
         worker.close()
+    roots = {s.scope.id: s.scope.root for s in scopes}
     rows = [{"id": s.scope.id, "type": s.scope.type, "root": s.scope.root, "parent": s.scope.parent_id,
-             "files": s.files, "chunks": s.chunks, "last_indexed_at": _iso(s.scope.last_indexed_at)} for s in scopes]
+             "files": s.files, "chunks": s.chunks, "last_indexed_at": _iso(s.scope.last_indexed_at),
+             "stale": s.scope.type == "worktree" and not is_known_worktree(Path(s.scope.root),
+                                                                            Path(roots[s.scope.parent_id]))}
+            for s in scopes]
     if args.json:
         print(json.dumps(rows))
     elif not rows:
@@ -264,6 +301,8 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
         for r in rows:
             print(f"{r['type']:8} {r['root']}  {r['files']} files, {r['chunks']} chunks, "
                   f"indexed {r['last_indexed_at'] or 'never (incomplete)'}")
+            if r["stale"]:
+                print(f"         git no longer knows this worktree; remove it with: quarry scopes remove {r['root']}")
     return 0
 
 

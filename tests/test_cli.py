@@ -115,7 +115,7 @@ def test_scopes_list_and_remove(cli_db, mixed_root):
     scopes = json.loads(quarry("scopes", "--db", cli_db, "--json", check=0).stdout)
     assert len(scopes) == 1
     s = scopes[0]
-    assert set(s) == {"id", "type", "root", "parent", "files", "chunks", "last_indexed_at"}
+    assert set(s) == {"id", "type", "root", "parent", "files", "chunks", "last_indexed_at", "stale"}
     assert s["type"] == "main" and s["root"] == str(mixed_root.resolve()) and s["files"] == 8 and s["parent"] is None
     quarry("scopes", "remove", mixed_root, "--db", cli_db, check=0)
     assert json.loads(quarry("scopes", "--db", cli_db, "--json", check=0).stdout) == []

@@ -20,10 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from ..embedding import Embedder
-from ..store.store import ChunkRef, FileState, FileWrite, NewChunk, SkippedFile, Store
+from ..store.store import ChunkRef, FileState, FileWrite, NewChunk, Scope, SkippedFile, Store
+from .chunk import Chunk
 from .chunking import chunk_file
 from .documents import document_hash, document_header, keyword_fields, name_text
 from .file_selection import Candidate, SelectionOptions, select_files
+from .git_worktrees import main_of_linked_worktree, worktrees
 from .progress import Progress, ProgressReporter
 from .source_reader import UNREADABLE, VANISHED, SkipFile, read_source
 
@@ -57,6 +59,7 @@ class IndexStats:
     files_changed: int = 0  # files read and chunked again in this run
     files_unchanged: int = 0
     files_deleted: int = 0
+    files_copied: int = 0  # worktree files identical to the main scope's, mapped without chunking or embedding
     files_skipped: int = 0
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> count (pruned folders included)
     chunks_total: int = 0
@@ -67,6 +70,9 @@ class IndexStats:
     provider: str = ""
     model: str = ""
     cancelled: bool = False
+    parent_scope_id: str | None = None
+    parent_root: str | None = None
+    worktrees: list[dict] = field(default_factory=list)  # a main scope's linked worktrees: path, indexed
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -88,6 +94,7 @@ class _Prepared:
     cand: Candidate
     skip_reason: str | None = None
     unchanged: bool = False  # same content as indexed, only size/mtime moved
+    copy: tuple[int, str] | None = None  # (size, sha256) of a worktree file identical to its main scope's copy
     write: FileWrite | None = None
     documents: dict[str, _Document] = field(default_factory=dict)  # by document hash
 
@@ -100,6 +107,8 @@ class Indexer:
         self.options = options or IndexOptions()
         self._idle = idle or (lambda: None)
         self._model_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quarry-model")
+        self._parent_id: str | None = None
+        self._parent_states: dict[str, FileState] = {}
 
     def close(self) -> None:
         self._model_pool.shutdown(wait=True, cancel_futures=True)
@@ -120,13 +129,17 @@ class Indexer:
             raise IndexingError(f"{root} is a file, not a folder; pass the folder that contains it")
         root = root.resolve()
         stop = should_stop or (lambda: False)
-        scope = self.store.scope_for_root(root) or self.store.create_scope(root, "main")
-        stats = IndexStats(str(root), scope.id, scope.type, model=self.embedder.model_id)
+        scope = self.store.scope_for_root(root) or self._new_scope(root)
+        parent = self.store.scope_by_id(scope.parent_id) if scope.parent_id else None
+        stats = IndexStats(str(root), scope.id, scope.type, model=self.embedder.model_id,
+                           parent_scope_id=scope.parent_id, parent_root=parent.root if parent else None)
         reporter = ProgressReporter(progress, str(root))
         reporter.update(phase="analyzing")
 
         selection = select_files(root, self.options.selection, stop)
         states = self.store.file_states(scope.id)
+        self._parent_states = self.store.file_states(scope.parent_id) if scope.parent_id else {}
+        self._parent_id = scope.parent_id
         todo, unchanged = self._plan(selection.candidates, states)
         stats.files_total = len(selection.candidates) + sum(1 for p, _ in selection.skipped if not p.endswith("/"))
         stats.files_unchanged = unchanged
@@ -150,6 +163,15 @@ class Indexer:
         cancelled = self._run_batches(scope.id, todo, states, stats, reporter, stop)
         return self._finish(stats, reporter, started, cancelled=cancelled)
 
+    def _new_scope(self, root: Path) -> Scope:
+        """A worktree scope under its main scope when `root` is a linked git worktree of an indexed
+        repository; otherwise a main scope."""
+        main = main_of_linked_worktree(root)
+        parent = self.store.scope_for_root(main) if main else None
+        if parent is not None and parent.type == "main":
+            return self.store.create_scope(root, "worktree", parent.id)
+        return self.store.create_scope(root, "main")
+
     def _plan(self, candidates: list[Candidate], states: dict[str, FileState]) -> tuple[list[Candidate], int]:
         """Split candidates into those to read again and the count unchanged by size and mtime."""
         todo: list[Candidate] = []
@@ -166,6 +188,11 @@ class Indexer:
         if not cancelled:
             self.store.collect_garbage()
             self.store.mark_indexed(stats.scope_id)
+        if stats.scope_type == "main":
+            info = worktrees(Path(stats.root))
+            if info is not None and info.main == Path(stats.root):
+                stats.worktrees = [{"path": str(p), "indexed": self.store.scope_for_root(p) is not None}
+                                   for p in info.linked]
         stats.files_indexed, stats.chunks_total, stats.bytes = self.store.scope_counts(stats.scope_id)
         stats.seconds = round(time.monotonic() - started, 3)
         stats.cancelled = cancelled
@@ -241,6 +268,9 @@ class Indexer:
             return _Prepared(cand, skip_reason=skip.reason)
         if state is not None and state.status == "indexed" and state.sha256 == source.sha256:
             return _Prepared(cand, unchanged=True)
+        parent = self._parent_states.get(cand.rel_path)
+        if parent is not None and parent.status == "indexed" and parent.sha256 == source.sha256:
+            return _Prepared(cand, copy=(source.size, source.sha256))
         chunks = chunk_file(source.text, cand.language, cand.rel_path, self.embedder.count_tokens,
                             max_tokens=self.chunk_tokens, overlap_tokens=self.options.overlap_tokens)
         headers = [document_header(ch, cand.rel_path) for ch in chunks]
@@ -279,14 +309,16 @@ class Indexer:
         skipped = [SkippedFile(i.cand.rel_path, i.cand.size, i.cand.mtime_ns, i.skip_reason)
                    for i in batch if i.skip_reason]
         touched = [(i.cand.rel_path, i.cand.size, i.cand.mtime_ns) for i in batch if i.unchanged]
-        writes = [i.write for i in batch if i.write is not None]
+        copies = self._copies_from_parent([i for i in batch if i.copy])
+        writes = [i.write for i in batch if i.write is not None] + copies
         self.store.write_batch(scope_id, self.embedder.model_id, new_chunks, files=writes, skipped=skipped,
                                touched=touched)
         for item in batch:
             if item.skip_reason:
                 stats.skipped[item.skip_reason] = stats.skipped.get(item.skip_reason, 0) + 1
                 stats.files_skipped += 1
-        stats.files_changed += len(writes)
+        stats.files_changed += len(writes) - len(copies)
+        stats.files_copied += len(copies)
         stats.files_unchanged += len(touched)
         stats.chunks_embedded += len(new_chunks)
         stats.tokens_embedded += sum(min(t + 2, self.embedder.max_tokens) for t in tokens)
@@ -295,6 +327,21 @@ class Indexer:
                         bytes_done=p.bytes_done + sum(i.cand.size for i in batch),
                         chunks_embedded=stats.chunks_embedded, tokens_embedded=stats.tokens_embedded)
         return True
+
+    def _copies_from_parent(self, items: list[_Prepared]) -> list[FileWrite]:
+        """File writes that reuse the parent scope's chunks for files identical to its copy."""
+        rows = self.store.file_chunk_rows(self._parent_id, [i.cand.rel_path for i in items]) if items else {}
+        writes = []
+        for item in items:
+            size, sha256 = item.copy
+            refs = []
+            for r in rows[item.cand.rel_path]:
+                chunk = Chunk(r.text, r.start_line, r.end_line, r.chunk_type, r.symbol_name, r.symbol_type,
+                              r.parent_symbol, r.token_count)
+                refs.append(ChunkRef(r.chunk_hash, r.ordinal, r.start_line, r.end_line, r.chunk_type, r.symbol_name,
+                                     r.symbol_type, r.parent_symbol, *keyword_fields(chunk, item.cand.rel_path)))
+            writes.append(FileWrite(item.cand.rel_path, size, item.cand.mtime_ns, sha256, item.cand.language, refs))
+        return writes
 
     def _embed(self, docs: list[str], tokens: list[int], reporter: ProgressReporter,
                stop: Callable[[], bool]) -> np.ndarray | None:

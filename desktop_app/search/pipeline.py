@@ -37,6 +37,10 @@ class Searcher:
         started = time.perf_counter()
         req = validate(request)
         scopes = self._scopes(req)
+        if req.filters.changed_only and any(s.type != "worktree" for s in scopes):
+            main = next(s for s in scopes if s.type != "worktree")
+            raise SearchError(f"--changed compares a worktree with its main repository, but {main.root} is not "
+                              "a worktree scope; search a linked worktree with --root")
         response = SearchResponse(req.query, req.mode, effective_mode=req.mode)
         response.partial = any(s.root in indexing_roots for s in scopes)
 
@@ -90,7 +94,7 @@ class Searcher:
     def _retrieve(self, req: SearchRequest, scopes: list[Scope], parsed: ParsedQuery,
                   query_vec: np.ndarray | None, mode: str) -> list[SearchResult]:
         f = req.filters
-        where = HitFilter(f.languages, f.chunk_types, f.symbol_types, f.symbol_names)
+        where = HitFilter(f.languages, f.chunk_types, f.symbol_types, f.symbol_names, f.changed_only)
         globs = pathspec.GitIgnoreSpec.from_lines(f.globs) if f.globs else None
         roots = {s.id: s.root for s in scopes}
         scope_ids = list(roots)

@@ -45,11 +45,12 @@ class SearchFilters:
     symbol_names: tuple[str, ...] = ()
     globs: tuple[str, ...] = ()  # gitignore-style patterns; a result must match one
     min_score: float = 0.0
+    changed_only: bool = False  # worktree scopes: only files that differ from the main scope
 
     @property
     def narrows(self) -> bool:
         return bool(self.languages or self.chunk_types or self.symbol_types or self.symbol_names
-                    or self.globs or self.min_score > 0)
+                    or self.globs or self.min_score > 0 or self.changed_only)
 
 
 @dataclass(frozen=True)

@@ -130,11 +130,15 @@ class HitFilter:
     chunk_types: Sequence[str] = ()
     symbol_types: Sequence[str] = ()
     symbol_names: Sequence[str] = ()
+    changed_only: bool = False  # worktree scopes: only files whose content differs from the parent scope's
 
     def sql(self) -> tuple[str, list]:
         """An SQL condition over `fc` (file_chunk) and `f` (file), and its arguments."""
         clauses: list[str] = []
         args: list = []
+        if self.changed_only:
+            clauses.append("NOT EXISTS (SELECT 1 FROM scope s JOIN file m ON m.scope_id = s.parent_id "
+                           "WHERE s.id = f.scope_id AND m.path = f.path AND m.sha256 = f.sha256)")
         for column, values in (("f.language", self.languages), ("fc.chunk_type", self.chunk_types),
                                ("fc.symbol_type", self.symbol_types)):
             if values:
@@ -385,6 +389,33 @@ class Store:
                 self._conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", part)
             self._conn.execute(f"DELETE FROM chunk WHERE id IN ({marks})", part)
         return len(orphans)
+
+    @dataclass(frozen=True)
+    class MappedRow:
+        chunk_hash: str
+        ordinal: int
+        start_line: int
+        end_line: int
+        chunk_type: str
+        symbol_name: str | None
+        symbol_type: str | None
+        parent_symbol: str | None
+        text: str
+        token_count: int
+
+    def file_chunk_rows(self, scope_id: str, paths: Sequence[str]) -> dict[str, list[MappedRow]]:
+        """Each path's chunk mappings in a scope, in order: what a worktree copies from its main scope."""
+        out: dict[str, list[Store.MappedRow]] = {p: [] for p in paths}
+        for start in range(0, len(paths), 500):
+            part = list(paths[start:start + 500])
+            marks = ",".join("?" * len(part))
+            for row in self._rows(
+                    f"SELECT f.path, c.hash, fc.ordinal, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name, "
+                    f"fc.symbol_type, fc.parent_symbol, c.text, c.token_count FROM file f "
+                    f"JOIN file_chunk fc ON fc.file_id = f.id JOIN chunk c ON c.id = fc.chunk_id "
+                    f"WHERE f.scope_id = ? AND f.path IN ({marks}) ORDER BY f.path, fc.ordinal", (scope_id, *part)):
+                out[row[0]].append(Store.MappedRow(*row[1:]))
+        return out
 
     # --- counts ---------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from typing import Any
 from ..embedding import Embedder, ModelError, ModelSpec, default_model_spec, load_model_dir
 from ..indexing.indexer import Indexer, IndexOptions, IndexStats
 from ..indexing.progress import Progress
+from ..indexing.watcher import ChangeWatcher
 from ..search.context import FileLines, expand
 from ..search.pipeline import Searcher
 from ..search.request import SearchRequest
@@ -108,6 +109,10 @@ class Worker:
         self._stops: set[threading.Event] = set()
         self._thread = threading.Thread(target=self._run, name="quarry-worker", daemon=True)
         self._ready: Future = Future()
+        self._watcher: ChangeWatcher | None = None
+        self._on_indexed: dict[str, Callable | None] = {}
+        self._auto_jobs: dict[str, IndexHandle] = {}
+        self._dirty: set[str] = set()
 
     def start(self) -> Worker:
         """Start the thread and wait until the store is open; raises what opening it raised."""
@@ -153,6 +158,46 @@ class Worker:
 
         return self.submit(job, PRIORITY_SEARCH)
 
+    def watch(self, root: Path | str, on_indexed: Callable[[IndexStats | BaseException], None] | None = None) -> None:
+        """Keep `root`'s index in step with its files: each burst of changes becomes one incremental index
+        job (coalesced: while one runs for a root, further changes queue exactly one more)."""
+        key = str(Path(root).expanduser().resolve())
+        with self._cond:
+            if self._watcher is None:
+                self._watcher = ChangeWatcher(self._changed, ignore=_db_files(self.config.db_path))
+            self._on_indexed[key] = on_indexed
+        self._watcher.watch(Path(key))
+
+    def unwatch(self, root: Path | str) -> None:
+        key = str(Path(root).expanduser().resolve())
+        with self._cond:
+            self._on_indexed.pop(key, None)
+            watcher = self._watcher
+        if watcher is not None:
+            watcher.unwatch(Path(key))
+
+    def _changed(self, root: str, paths: set[str]) -> None:
+        with self._cond:
+            if root not in self._on_indexed:
+                return
+            running = self._auto_jobs.get(root)
+            if running is not None and not running.future.done():
+                self._dirty.add(root)  # one more run after the current one sees every change
+                return
+            handle = self.index(root)
+            self._auto_jobs[root] = handle
+        handle.future.add_done_callback(lambda f, r=root: self._auto_done(r, f))
+
+    def _auto_done(self, root: str, future: Future) -> None:
+        with self._cond:
+            callback = self._on_indexed.get(root)
+            again = root in self._dirty and not self._closing
+            self._dirty.discard(root)
+        if callback is not None:
+            callback(future.exception() or future.result())
+        if again:
+            self._changed(root, set())
+
     def scopes(self) -> Future:
         return self.submit(lambda e: e.store.list_scopes())
 
@@ -180,9 +225,13 @@ class Worker:
     def close(self, timeout: float | None = 30) -> None:
         with self._cond:
             self._closing = True
+            watcher, self._watcher = self._watcher, None
+            self._on_indexed.clear()
             for stop in self._stops:
                 stop.set()
             self._cond.notify_all()
+        if watcher is not None:
+            watcher.close()
         if self._thread.is_alive():
             self._thread.join(timeout)
 
@@ -237,6 +286,11 @@ class Worker:
         for job in jobs:
             if job.future.set_running_or_notify_cancel():
                 job.future.set_exception(exc)
+
+
+def _db_files(db: Path) -> list[Path]:
+    db = Path(db).expanduser().resolve()
+    return [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
 
 
 __all__ = ["EngineConfig", "Engine", "Worker", "IndexHandle", "IndexStats", "ScopeSummary", "HistoryEntry",
