@@ -62,6 +62,11 @@ class Embedder:
         return self.spec.max_tokens
 
     @property
+    def loaded(self) -> bool:
+        """Whether the inference session exists (load() has run)."""
+        return self._session is not None
+
+    @property
     def provider(self) -> str:
         """The execution provider running the model, e.g. "CPUExecutionProvider"."""
         if self._session is None:

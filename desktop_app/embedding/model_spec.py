@@ -155,3 +155,13 @@ def verify_sha256(path: Path, expected: str | None) -> None:
                 "Reinstall Quarry (or restore the file)."
             )
         _verified.add(key)
+
+
+def model_source(spec: ModelSpec) -> str:
+    """How to find this model again: "default" for the bundled model, else its folder."""
+    return "default" if spec == default_model_spec() else str(spec.model_path.parent)
+
+
+def spec_from_source(source: str) -> ModelSpec:
+    """The model recorded in a store as `source` (see model_source)."""
+    return default_model_spec() if source == "default" else load_model_dir(Path(source))

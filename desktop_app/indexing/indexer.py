@@ -12,20 +12,17 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from ..embedding import Embedder
+from ..embedding import Embedder, model_source
 from ..store.store import ChunkRef, FileState, FileWrite, NewChunk, Scope, SkippedFile, Store
 from .chunk import Chunk
 from .chunking import chunk_file
 from .documents import document_hash, document_header, keyword_fields, name_text
 from .file_selection import Candidate, SelectionOptions, select_files
 from .git_worktrees import main_of_linked_worktree, worktrees
+from .model_runner import ModelRunner
 from .progress import Progress, ProgressReporter
 from .source_reader import UNREADABLE, VANISHED, SkipFile, read_source
 
@@ -33,9 +30,8 @@ from .source_reader import UNREADABLE, VANISHED, SkipFile, read_source
 HEADER_TOKEN_RESERVE = 40
 # Chunks stay small enough to point at code even when a model accepts thousands of tokens.
 MAX_CHUNK_TOKENS = 480
-# New chunks per write transaction, and padded tokens per model call between cancel checks.
+# New chunks per write transaction.
 BATCH_CHUNKS = 128
-EMBED_SLICE_TOKENS = 4096
 
 
 class IndexingError(Exception):
@@ -106,12 +102,12 @@ class Indexer:
         self.embedder = embedder
         self.options = options or IndexOptions()
         self._idle = idle or (lambda: None)
-        self._model_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quarry-model")
+        self._runner = ModelRunner(embedder, idle)
         self._parent_id: str | None = None
         self._parent_states: dict[str, FileState] = {}
 
     def close(self) -> None:
-        self._model_pool.shutdown(wait=True, cancel_futures=True)
+        self._runner.close()
 
     @property
     def chunk_tokens(self) -> int:
@@ -129,6 +125,7 @@ class Indexer:
             raise IndexingError(f"{root} is a file, not a folder; pass the folder that contains it")
         root = root.resolve()
         stop = should_stop or (lambda: False)
+        self.store.register_model(self.embedder.model_id, self.embedder.dims, model_source(self.embedder.spec))
         scope = self.store.scope_for_root(root) or self._new_scope(root)
         parent = self.store.scope_by_id(scope.parent_id) if scope.parent_id else None
         stats = IndexStats(str(root), scope.id, scope.type, model=self.embedder.model_id,
@@ -300,7 +297,8 @@ class Indexer:
         named = [d for _, d in missing if d.name]
         # Documents and name texts go through the model together, sorted by length into slices.
         tokens = [d.tokens for _, d in missing] + [d.name_tokens for d in named]
-        vectors = self._embed([d.text for _, d in missing] + [d.name for d in named], tokens, reporter, stop)
+        vectors = self._runner.embed([d.text for _, d in missing] + [d.name for d in named], tokens, stop,
+                                     reporter.tick)
         if vectors is None:
             return False
         name_vectors = iter(vectors[len(missing):])
@@ -342,40 +340,3 @@ class Indexer:
                                      r.symbol_type, r.parent_symbol, *keyword_fields(chunk, item.cand.rel_path)))
             writes.append(FileWrite(item.cand.rel_path, size, item.cand.mtime_ns, sha256, item.cand.language, refs))
         return writes
-
-    def _embed(self, docs: list[str], tokens: list[int], reporter: ProgressReporter,
-               stop: Callable[[], bool]) -> np.ndarray | None:
-        """Vectors for `docs`, computed in slices so a cancel or a search never waits for long."""
-        if not docs:
-            return np.zeros((0, self.embedder.dims), dtype=np.float32)
-        order = sorted(range(len(docs)), key=tokens.__getitem__)
-        out = np.zeros((len(docs), self.embedder.dims), dtype=np.float32)
-        for part in _slices(order, tokens, EMBED_SLICE_TOKENS):
-            if stop():
-                return None
-            future = self._model_pool.submit(self.embedder.embed_documents, [docs[i] for i in part])
-            out[part] = self._wait(future, reporter)
-        return out
-
-    def _wait(self, future: Future, reporter: ProgressReporter):
-        while True:
-            try:
-                return future.result(timeout=0.05)
-            except FutureTimeout:
-                self._idle()
-                reporter.tick()
-
-
-def _slices(order: list[int], tokens: list[int], budget: int) -> Iterator[list[int]]:
-    """Consecutive runs of `order` whose padded size (count x longest) stays within `budget`."""
-    part: list[int] = []
-    longest = 0
-    for i in order:
-        longest_next = max(longest, tokens[i] + 2)
-        if part and longest_next * (len(part) + 1) > budget:
-            yield part
-            part, longest_next = [], tokens[i] + 2
-        part.append(i)
-        longest = longest_next
-    if part:
-        yield part

@@ -27,9 +27,10 @@ MAX_FETCH = 4096
 class Searcher:
     """Runs searches against one store; used from the worker thread that owns the store."""
 
-    def __init__(self, store: Store, embedder: Embedder | None):
+    def __init__(self, store: Store, embedder: Embedder | None, unavailable: str | None = None):
         self.store = store
         self.embedder = embedder
+        self.unavailable = unavailable or "no embedding model is loaded"  # why, when embedder is None
         self.cache = QueryEmbeddingCache(embedder.embed_query) if embedder else None
         self.vectors = VectorIndex(store, embedder.model_id, embedder.dims) if embedder else None
 
@@ -85,7 +86,7 @@ class Searcher:
 
     def _embed(self, query: str) -> tuple[np.ndarray | None, str | None]:
         if self.cache is None:
-            return None, "no embedding model is loaded"
+            return None, self.unavailable
         try:
             return self.cache.get(query), None
         except Exception as exc:  # any model failure degrades to exact search rather than failing

@@ -1,7 +1,8 @@
 """Numbered schema migrations, applied in order and tracked with PRAGMA user_version.
 
-Vectors live in one vec0 table per embedding model (see Store.vector_table) so a store can be
-re-embedded with a new model while the old vectors keep answering searches.
+Vectors live in one vec0 table per embedding model (see Store.register_model) so a store can be
+re-embedded with a new model while the old vectors keep answering searches; meta.active_model
+names the model whose vectors searches use.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ MIGRATIONS: list[str] = [
         id TEXT PRIMARY KEY,
         dims INTEGER NOT NULL,
         vector_table TEXT NOT NULL UNIQUE,
+        source TEXT NOT NULL,               -- "default" or the model folder, to load it again
         created_at REAL NOT NULL
     );
     CREATE TABLE file (

@@ -94,6 +94,22 @@ class NewChunk:
 
 
 @dataclass(frozen=True)
+class MappedChunk:
+    """A stored chunk and one place it is used: enough to rebuild the document that was embedded."""
+
+    chunk_id: int
+    text: str
+    token_count: int
+    path: str
+    start_line: int
+    end_line: int
+    chunk_type: str
+    symbol_name: str | None
+    symbol_type: str | None
+    parent_symbol: str | None
+
+
+@dataclass(frozen=True)
 class SkippedFile:
     path: str
     size: int
@@ -205,22 +221,73 @@ class Store:
 
     # --- models ---------------------------------------------------------------------------------
 
-    def vector_table(self, model_id: str, dims: int) -> str:
-        """The vec0 table holding `model_id`'s chunk vectors, created on first use together with its
-        companion table of symbol-name vectors (`<table>_name`, same rowids)."""
-        rows = self._rows("SELECT dims, vector_table FROM model WHERE id = ?", (model_id,))
+    def register_model(self, model_id: str, dims: int, source: str) -> None:
+        """Create `model_id`'s vec0 tables (chunk vectors, and symbol-name vectors in `<table>_name` with the
+        same rowids) on first use; the first model registered becomes the active one."""
+        rows = self._rows("SELECT dims FROM model WHERE id = ?", (model_id,))
         if rows:
             if rows[0][0] != dims:
-                raise StoreError(f"model {model_id} is recorded with {rows[0][0]} dimensions but produced {dims}")
-            return rows[0][1]
+                raise StoreError(f"model {model_id} is recorded with {rows[0][0]} dimensions but produces {dims}; "
+                                 "give a changed model a new id in its quarry-model.json")
+            return
         table = _vector_table_name(model_id)
+        self._writes += 1
         with self._conn:
             for name in (table, table + NAME_SUFFIX):
                 self._conn.execute(
                     f"CREATE VIRTUAL TABLE {name} USING vec0(embedding float[{int(dims)}] distance_metric=cosine)")
-            self._conn.execute("INSERT INTO model (id, dims, vector_table, created_at) VALUES (?, ?, ?, ?)",
-                               (model_id, dims, table, time.time()))
-        return table
+            self._conn.execute("INSERT INTO model (id, dims, vector_table, source, created_at) VALUES (?, ?, ?, ?, ?)",
+                               (model_id, dims, table, source, time.time()))
+            self._conn.execute("INSERT INTO meta (key, value) VALUES ('active_model', ?) ON CONFLICT DO NOTHING",
+                               (model_id,))
+
+    def active_model(self) -> str | None:
+        """The model whose vectors searches use (the other models' vectors are never mixed in)."""
+        rows = self._rows("SELECT value FROM meta WHERE key = 'active_model'")
+        return rows[0][0] if rows else None
+
+    def model_source(self, model_id: str) -> str | None:
+        rows = self._rows("SELECT source FROM model WHERE id = ?", (model_id,))
+        return rows[0][0] if rows else None
+
+    def activate_model(self, model_id: str) -> None:
+        """Make `model_id` the active model and drop every other model's vectors, in one transaction."""
+        self._writes += 1
+        with self._conn:
+            for other, table in self._rows("SELECT id, vector_table FROM model WHERE id != ?", (model_id,)):
+                self._conn.execute(f"DROP TABLE {table}")
+                self._conn.execute(f"DROP TABLE {table}{NAME_SUFFIX}")
+                self._conn.execute("DELETE FROM model WHERE id = ?", (other,))
+            self._conn.execute("INSERT INTO meta (key, value) VALUES ('active_model', ?) "
+                               "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (model_id,))
+
+    def chunks_without_vectors(self, model_id: str, limit: int, after_id: int = 0) -> list[MappedChunk]:
+        """Up to `limit` chunks with ids above `after_id` lacking a `model_id` vector, in id order, each with
+        one place it is used (enough to rebuild its document)."""
+        table = self._existing_vector_table(model_id)
+        rows = self._rows(
+            f"SELECT c.id, c.text, c.token_count, f.path, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name, "
+            f"fc.symbol_type, fc.parent_symbol FROM chunk c "
+            f"JOIN file_chunk fc ON fc.id = (SELECT min(id) FROM file_chunk WHERE chunk_id = c.id) "
+            f"JOIN file f ON f.id = fc.file_id "
+            f"WHERE c.id > ? AND NOT EXISTS (SELECT 1 FROM {table} v WHERE v.rowid = c.id) ORDER BY c.id LIMIT ?",
+            (after_id, limit))
+        return [MappedChunk(*r) for r in rows]
+
+    def add_vectors(self, model_id: str, vectors: Sequence[tuple[int, np.ndarray, np.ndarray | None]]) -> None:
+        """Store (chunk id, vector, name vector or None) for existing chunks, in one transaction."""
+        table = self._existing_vector_table(model_id)
+        self._writes += 1
+        with self._conn:
+            for cid, vec, name_vec in vectors:
+                for name, v in ((table, vec), (table + NAME_SUFFIX, name_vec)):
+                    self._conn.execute(f"DELETE FROM {name} WHERE rowid = ?", (cid,))
+                    if v is not None:
+                        self._conn.execute(f"INSERT INTO {name} (rowid, embedding) VALUES (?, ?)",
+                                           (cid, np.ascontiguousarray(v, dtype=np.float32).tobytes()))
+
+    def count_chunks(self) -> int:
+        return self._rows("SELECT count(*) FROM chunk")[0][0]
 
     def _existing_vector_table(self, model_id: str) -> str | None:
         rows = self._rows("SELECT vector_table FROM model WHERE id = ?", (model_id,))
@@ -309,7 +376,9 @@ class Store:
         now = time.time()
         with self._conn:
             if new_chunks:
-                table = self.vector_table(model_id, int(new_chunks[0].vector.shape[0]))
+                table = self._existing_vector_table(model_id)
+                if table is None:
+                    raise StoreError(f"internal error: model {model_id} was not registered before writing vectors")
                 for ch in new_chunks:
                     self._conn.execute(
                         "INSERT INTO chunk (hash, text, token_count, created_at) VALUES (?, ?, ?, ?) "

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..embedding import Embedder, ModelError, ModelSpec, default_model_spec, load_model_dir
+from ..embedding import Embedder, ModelError, ModelSpec, default_model_spec, load_model_dir, spec_from_source
 from ..indexing.indexer import Indexer, IndexOptions, IndexStats
 from ..indexing.progress import Progress
+from ..indexing.reembed import reembed
 from ..indexing.watcher import ChangeWatcher
 from ..search.context import FileLines, expand
 from ..search.pipeline import Searcher
@@ -52,9 +53,37 @@ class Engine:
             self.embedder: Embedder | None = Embedder(spec, provider_preference=config.provider)
         except ModelError as exc:
             self.embedder, self.model_error = None, str(exc)
-        self.searcher = Searcher(self.store, self.embedder)
         self.indexing_roots: set[str] = set()
         self._idle = idle
+        self.searcher = self._searcher_for_active_model()
+
+    @property
+    def needs_reembed(self) -> bool:
+        """The configured model differs from the one the store's vectors were made with."""
+        active = self.store.active_model()
+        return self.embedder is not None and active is not None and active != self.embedder.model_id
+
+    def _searcher_for_active_model(self) -> Searcher:
+        """Search with the model the store's vectors belong to: the configured one, or while a re-embed
+        is pending, the previous one (loaded again from where the store says it came from)."""
+        if not self.needs_reembed:
+            return Searcher(self.store, self.embedder, self.model_error)
+        active = self.store.active_model()
+        try:
+            old = Embedder(spec_from_source(self.store.model_source(active) or ""), self.config.provider)
+        except ModelError as exc:
+            return Searcher(self.store, None, f"the index's model {active} cannot be loaded ({exc}); "
+                                              f"re-embedding with {self.embedder.model_id}")
+        return Searcher(self.store, old)
+
+    def reembed(self, progress: Callable[[Progress], None] | None, should_stop: Callable[[], bool]) -> bool:
+        """Re-embed the store with the configured model; searches switch to it when it is complete."""
+        if not self.needs_reembed:
+            return True
+        finished = reembed(self.store, self.embedder, self._idle, progress, should_stop)
+        if finished:
+            self.searcher = Searcher(self.store, self.embedder)
+        return finished
 
     def index(self, root: Path, progress: Callable[[Progress], None] | None,
               should_stop: Callable[[], bool]) -> IndexStats:
@@ -109,6 +138,9 @@ class Worker:
         self._stops: set[threading.Event] = set()
         self._thread = threading.Thread(target=self._run, name="quarry-worker", daemon=True)
         self._ready: Future = Future()
+        # Set before start() to follow a background re-embed (started when the configured model changed).
+        self.reembed_progress: Callable[[Progress], None] | None = None
+        self.reembed_handle: IndexHandle | None = None
         self._watcher: ChangeWatcher | None = None
         self._on_indexed: dict[str, Callable | None] = {}
         self._auto_jobs: dict[str, IndexHandle] = {}
@@ -198,6 +230,13 @@ class Worker:
         if again:
             self._changed(root, set())
 
+    def _start_reembed(self) -> IndexHandle:
+        stop = threading.Event()
+        with self._cond:
+            self._stops.add(stop)
+        progress = self.reembed_progress
+        return IndexHandle(self.submit(lambda e: e.reembed(progress, stop.is_set), PRIORITY_INDEX), stop)
+
     def scopes(self) -> Future:
         return self.submit(lambda e: e.store.list_scopes())
 
@@ -218,6 +257,7 @@ class Worker:
             emb = engine.embedder
             return {"model": emb.model_id if emb else None, "model_error": engine.model_error,
                     "provider": emb.provider if emb and emb.loaded else None,
+                    "reembedding": engine.needs_reembed,
                     "scopes": engine.store.list_scopes(), "indexing": sorted(engine.indexing_roots)}
 
         return self.submit(job)
@@ -245,6 +285,8 @@ class Worker:
             self._fail_pending(exc)
             return
         self._ready.set_result(None)
+        if self._engine.needs_reembed:
+            self.reembed_handle = self._start_reembed()
         try:
             while True:
                 job = self._next_job()
