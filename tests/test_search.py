@@ -170,16 +170,22 @@ def test_all_scopes_merges_and_labels_scopes(tmp_path, mixed_root, mixed_index, 
         store.close()
 
 
-def test_model_failure_falls_back_to_exact_with_a_notice(tmp_path, mixed_root, mixed_index, worker_for):
-    model_dir = tmp_path / "broken-model"
-    model_dir.mkdir()
+def test_model_failure_falls_back_to_exact_with_a_notice(tmp_path, mixed_root, worker_for):
     from desktop_app.assets import resource_path
+    from desktop_app.embedding import default_model_spec
 
+    model_dir = tmp_path / "my-model"
+    model_dir.mkdir()
+    shutil.copy(default_model_spec().model_path, model_dir / "model.onnx")
     shutil.copy(resource_path("models", "all-MiniLM-L6-v2-int8", "tokenizer.json"), model_dir / "tokenizer.json")
-    (model_dir / "model.onnx").write_bytes(b"this is not an onnx model")
     (model_dir / "quarry-model.json").write_text(json.dumps(
-        {"id": "broken", "dims": 384, "pooling": "mean", "max_tokens": 256}))
-    worker = worker_for(mixed_index[0], model_dir=model_dir)
+        {"id": "my-model", "dims": 384, "pooling": "mean", "max_tokens": 256}))
+    db = tmp_path / "index.db"
+    worker = worker_for(db, model_dir=model_dir)
+    worker.index(mixed_root).result()
+    worker.close()
+    (model_dir / "model.onnx").write_bytes(b"this is not an onnx model any more")  # the user's model file broke
+    worker = worker_for(db, model_dir=model_dir)
     response = worker.search(SearchRequest(query="retry failed http requests", roots=(str(mixed_root),))).result()
     assert response.effective_mode == "exact" and "unavailable" in response.notice
     assert response.results and response.results[0].relevance == "exact"
