@@ -22,7 +22,7 @@ from .chunking import chunk_file
 from .documents import document_hash, document_header, keyword_fields, name_text
 from .file_selection import Candidate, SelectionOptions, select_files
 from .git_worktrees import main_of_linked_worktree, worktrees
-from .model_runner import ModelRunner
+from .model_runner import ModelRunner, PendingVectors
 from .progress import Progress, ProgressReporter
 from .source_reader import UNREADABLE, VANISHED, SkipFile, read_source
 
@@ -31,7 +31,11 @@ HEADER_TOKEN_RESERVE = 40
 # Chunks stay small enough to point at code even when a model accepts thousands of tokens.
 MAX_CHUNK_TOKENS = 480
 # New chunks per write transaction.
-BATCH_CHUNKS = 128
+BATCH_CHUNKS = 256
+
+# Skip reason for a file whose name holds bytes the file system encoding cannot decode (Linux allows any):
+# such a name can be neither stored nor tokenized as text.
+UNDECODABLE_NAME = "undecodable_name"
 
 
 class IndexingError(Exception):
@@ -84,6 +88,16 @@ class _Document:
 
 
 @dataclass
+class _InFlight:
+    """A batch whose new chunks are with the model."""
+
+    batch: list[_Prepared]
+    missing: list[tuple[str, _Document]]  # (hash, document) not yet in the store
+    tokens: list[int]  # token counts of what was submitted: documents, then name texts
+    vectors: PendingVectors
+
+
+@dataclass
 class _Prepared:
     """One candidate after reading and chunking on the prep thread."""
 
@@ -124,6 +138,9 @@ class Indexer:
         if not root.is_dir():
             raise IndexingError(f"{root} is a file, not a folder; pass the folder that contains it")
         root = root.resolve()
+        if not _encodable(str(root)):
+            raise IndexingError(f"the folder name {str(root)!r} is not valid text in this system's encoding; "
+                                "rename it, or index a folder inside it")
         stop = should_stop or (lambda: False)
         self.store.register_model(self.embedder.model_id, self.embedder.dims, model_source(self.embedder.spec))
         scope = self.store.scope_for_root(root) or self._new_scope(root)
@@ -134,16 +151,18 @@ class Indexer:
         reporter.update(phase="analyzing")
 
         selection = select_files(root, self.options.selection, stop)
+        candidates = [c for c in selection.candidates if _encodable(c.rel_path)]
+        misnamed = len(selection.candidates) - len(candidates)
         states = self.store.file_states(scope.id)
         self._parent_states = self.store.file_states(scope.parent_id) if scope.parent_id else {}
         self._parent_id = scope.parent_id
-        todo, unchanged = self._plan(selection.candidates, states)
+        todo, unchanged = self._plan(candidates, states)
         stats.files_total = len(selection.candidates) + sum(1 for p, _ in selection.skipped if not p.endswith("/"))
         stats.files_unchanged = unchanged
         if stop():
             return self._finish(stats, reporter, started, cancelled=True)
 
-        present = {c.rel_path for c in selection.candidates}
+        present = {c.rel_path for c in candidates}
         # A folder that could not be listed this time may be back next time: keep what it held.
         unlisted = tuple(p for p, reason in selection.skipped if p.endswith("/") and reason in (UNREADABLE, VANISHED))
         deleted = [p for p in states if p not in present and not p.startswith(unlisted)]
@@ -151,7 +170,9 @@ class Indexer:
             self.store.write_batch(scope.id, self.embedder.model_id, [], deleted=deleted)
         stats.files_deleted = len(deleted)
         stats.skipped.update(selection.skip_counts())
-        stats.files_skipped = sum(1 for p, _ in selection.skipped if not p.endswith("/"))
+        if misnamed:
+            stats.skipped[UNDECODABLE_NAME] = misnamed
+        stats.files_skipped = misnamed + sum(1 for p, _ in selection.skipped if not p.endswith("/"))
         reporter.update(phase="started", files_total=len(todo), bytes_total=sum(c.size for c in todo))
 
         if todo:
@@ -206,15 +227,22 @@ class Indexer:
         prep = threading.Thread(target=self._prepare_batches, args=(todo, states, batches, halt),
                                 name="quarry-prepare", daemon=True)
         prep.start()
+        # One batch in flight: the next batch's vectors are computing while this one is written.
+        in_flight: _InFlight | None = None
         try:
             while True:
                 batch = self._next_batch(batches, reporter)
-                if batch is None:
-                    return False
                 if isinstance(batch, BaseException):
                     raise batch
-                if stop() or not self._write_batch(scope_id, batch, stats, reporter, stop):
+                started = self._start_batch(batch) if batch is not None else None
+                if in_flight is not None and (stop() or not self._finish_batch(scope_id, in_flight, stats,
+                                                                                reporter, stop)):
+                    if started is not None:
+                        started.vectors.cancel()
                     return True
+                if started is None:
+                    return False
+                in_flight = started
         finally:
             halt.set()
             while prep.is_alive():
@@ -286,19 +314,24 @@ class Indexer:
         write = FileWrite(cand.rel_path, source.size, cand.mtime_ns, source.sha256, cand.language, refs)
         return _Prepared(cand, write=write, documents=documents)
 
-    def _write_batch(self, scope_id: str, batch: list[_Prepared], stats: IndexStats,
-                     reporter: ProgressReporter, stop: Callable[[], bool]) -> bool:
-        """Embed the batch's new chunks and write it; False when stopped first (nothing written)."""
+    def _start_batch(self, batch: list[_Prepared]) -> _InFlight:
+        """Find the batch's chunks that are new to the store and queue them (and their symbol-name texts)
+        for the model, sorted by length into slices."""
         documents: dict[str, _Document] = {}
         for item in batch:
             documents.update(item.documents)
         known = self.store.known_chunks(documents, self.embedder.model_id)
         missing = [(h, documents[h]) for h in documents if h not in known]
         named = [d for _, d in missing if d.name]
-        # Documents and name texts go through the model together, sorted by length into slices.
         tokens = [d.tokens for _, d in missing] + [d.name_tokens for d in named]
-        vectors = self._runner.embed([d.text for _, d in missing] + [d.name for d in named], tokens, stop,
-                                     reporter.tick)
+        vectors = self._runner.submit([d.text for _, d in missing] + [d.name for d in named], tokens)
+        return _InFlight(batch, missing, tokens, vectors)
+
+    def _finish_batch(self, scope_id: str, flight: _InFlight, stats: IndexStats,
+                      reporter: ProgressReporter, stop: Callable[[], bool]) -> bool:
+        """Wait for the batch's vectors and write it; False when stopped first (nothing written)."""
+        batch, missing, tokens = flight.batch, flight.missing, flight.tokens
+        vectors = self._runner.collect(flight.vectors, stop, reporter.tick)
         if vectors is None:
             return False
         name_vectors = iter(vectors[len(missing):])
@@ -340,3 +373,12 @@ class Indexer:
                                      r.symbol_type, r.parent_symbol, *keyword_fields(chunk, item.cand.rel_path)))
             writes.append(FileWrite(item.cand.rel_path, size, item.cand.mtime_ns, sha256, item.cand.language, refs))
         return writes
+
+
+def _encodable(path: str) -> bool:
+    """False for a name holding bytes the file system encoding could not decode (kept as surrogates)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

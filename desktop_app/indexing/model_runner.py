@@ -8,8 +8,9 @@ cancel. A slice is bounded in padded tokens so neither a search nor a cancel wai
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,15 +28,22 @@ class ModelRunner:
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def embed(self, texts: list[str], tokens: list[int], stop: Callable[[], bool],
-              tick: Callable[[], None] = lambda: None) -> np.ndarray | None:
-        """Vectors for `texts` (token counts in `tokens`), or None when stopped first."""
-        out = np.zeros((len(texts), self.embedder.dims), dtype=np.float32)
+    def submit(self, texts: list[str], tokens: list[int]) -> PendingVectors:
+        """Queue `texts` (token counts in `tokens`) for the model, sorted by length into slices; the caller
+        can prepare or write other work while they run."""
         order = sorted(range(len(texts)), key=tokens.__getitem__)
-        for part in _slices(order, tokens, SLICE_TOKENS):
+        slices = [(part, self._pool.submit(self.embedder.embed_documents, [texts[i] for i in part]))
+                  for part in _slices(order, tokens, SLICE_TOKENS)]
+        return PendingVectors(len(texts), self.embedder.dims, slices)
+
+    def collect(self, pending: PendingVectors, stop: Callable[[], bool],
+                tick: Callable[[], None] = lambda: None) -> np.ndarray | None:
+        """Wait for submitted vectors, serving `idle` meanwhile; None (and the rest dropped) when stopped."""
+        out = np.zeros((pending.count, pending.dims), dtype=np.float32)
+        for part, future in pending.slices:
             if stop():
+                pending.cancel()
                 return None
-            future = self._pool.submit(self.embedder.embed_documents, [texts[i] for i in part])
             while True:
                 try:
                     out[part] = future.result(timeout=0.05)
@@ -44,6 +52,22 @@ class ModelRunner:
                     self._idle()
                     tick()
         return out
+
+    def embed(self, texts: list[str], tokens: list[int], stop: Callable[[], bool],
+              tick: Callable[[], None] = lambda: None) -> np.ndarray | None:
+        """Vectors for `texts` (token counts in `tokens`), or None when stopped first."""
+        return self.collect(self.submit(texts, tokens), stop, tick)
+
+
+@dataclass
+class PendingVectors:
+    count: int
+    dims: int
+    slices: list[tuple[list[int], Future]]
+
+    def cancel(self) -> None:
+        for _, future in self.slices:
+            future.cancel()
 
 
 def _slices(order: list[int], tokens: list[int], budget: int) -> Iterator[list[int]]:
