@@ -75,19 +75,21 @@ def qasync_loop(qapp):
 
     import qasync
 
-    from desktop_app.ui.none_refcount_guard import guard_none_refcount
+    from desktop_app.ui.refcount_guard import guard_singleton_refcounts
 
-    guard_none_refcount()
-    loop = qasync.QEventLoop(qapp, already_running=True)
+    guard_singleton_refcounts()
+    loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
+    # Marked running by hand: qasync's already_running=True would call app.exit() on stop, which
+    # leaves Qt's quit flag set and breaks every later wait in the session.
+    asyncio.events._set_running_loop(loop)
     yield loop
     for task in asyncio.all_tasks(loop):
         task.cancel()
     for _ in range(5):  # let cancelled tasks unwind
         qapp.processEvents()
-    loop.stop()
-    loop.close()
     asyncio.events._set_running_loop(None)
+    loop.close()
     asyncio.set_event_loop(None)
 
 

@@ -1,0 +1,118 @@
+"""The desktop app: Qt application, qasync loop and main window, plus the headless `--screenshot` run."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+# PySide6 before qasync, so qasync binds to PySide6 rather than whichever Qt binding it finds first.
+from PySide6.QtWidgets import QApplication  # isort: split
+
+import qasync
+
+from .bridge import EngineBridge
+from .cli import UsageError
+from .indexing.file_selection import SelectionOptions
+from .indexing.indexer import IndexOptions
+from .store.store import default_db_path
+from .ui.app_settings import AppSettings
+from .ui.main_window import MIN_SIZE, MainWindow
+from .ui.refcount_guard import guard_singleton_refcounts
+from .worker.worker import EngineConfig
+
+SCREENSHOT_SIZE = (1280, 800)
+
+
+class ScreenshotFailed(Exception):
+    pass
+
+
+def run_gui(args: argparse.Namespace) -> int:
+    """Start the window (or take the screenshot) and return the process exit status."""
+    if args.screenshot is not None and (args.root is None or not args.query):
+        raise UsageError("--screenshot needs --root PATH and --query TEXT to have something to show")
+    guard_singleton_refcounts()
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Quarry")
+    app.setOrganizationName("Quarry")
+    app.setDesktopFileName("quarry")
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    settings = AppSettings()
+    bridge = EngineBridge()
+    window = MainWindow(bridge, settings, persist=args.screenshot is None)
+    config = engine_config(args, settings)
+    try:
+        with loop:
+            if args.screenshot is not None:
+                return loop.run_until_complete(_screenshot_or_error(window, config, args))
+            window.show()
+            window.spawn(_open_at_start(window, config, args))
+            loop.run_forever()
+            _cancel_pending(loop)
+            return 0
+    finally:
+        bridge.shutdown()
+
+
+def engine_config(args: argparse.Namespace, settings: AppSettings) -> EngineConfig:
+    """The engine's configuration: command-line options first, then the user's saved settings."""
+    db = Path(args.db).expanduser() if args.db else default_db_path()
+    provider = args.provider if args.provider != "auto" else settings.provider
+    return EngineConfig(db, model_dir=args.model_dir or settings.model_dir, provider=provider,
+                        index_options=IndexOptions(selection=SelectionOptions(max_file_size=settings.max_file_size)))
+
+
+async def _open_at_start(window: MainWindow, config: EngineConfig, args: argparse.Namespace) -> None:
+    await window.start(config)
+    if args.root is not None:
+        await window.open_project(args.root)
+    if args.query:
+        window.search_bar.setText(args.query)
+        window.search_now()
+
+
+async def _screenshot_or_error(window: MainWindow, config: EngineConfig, args: argparse.Namespace) -> int:
+    try:
+        await take_screenshot(window, config, args.root, args.query, args.screenshot)
+    except ScreenshotFailed as exc:
+        print(f"quarry: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        window.close()
+    return 0
+
+
+async def take_screenshot(window: MainWindow, config: EngineConfig, root: Path, query: str, out: Path) -> None:
+    """Open `root` (indexing what changed), search for `query`, preview the first hit and save a PNG."""
+    window.resize(max(SCREENSHOT_SIZE[0], MIN_SIZE[0]), max(SCREENSHOT_SIZE[1], MIN_SIZE[1]))
+    window.show()
+    await window.start(config)
+    stats = await window.open_project(root)
+    if stats is None:
+        raise ScreenshotFailed(window.banner.text() or f"could not index {root}")
+    window.search_bar.setText(query)
+    task = window.search_now()
+    response = await task if task is not None else None
+    if response is None:
+        raise ScreenshotFailed(window.banner.text() or f"the search for {query!r} did not answer")
+    if response.results and window.preview.task is not None:
+        await window.preview.task
+    else:
+        print(f"quarry: no results for {query!r}; the screenshot shows an empty list", file=sys.stderr)
+    QApplication.processEvents()  # settle layouts before grabbing
+    pixmap = window.grab()
+    if not pixmap.save(str(out), "PNG"):
+        raise ScreenshotFailed(f"cannot write the PNG to {out}; check that its folder exists and is writable")
+    print(f"saved {out} ({pixmap.width()}×{pixmap.height()}, {len(response.results)} results)")
+
+
+def _cancel_pending(loop: asyncio.AbstractEventLoop) -> None:
+    """Let tasks still waiting on the engine finish cancelling before the loop closes."""
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))

@@ -1,0 +1,147 @@
+"""The async seam between the UI thread and the engine's worker thread.
+
+Every call returns an awaitable wrapping the worker's concurrent future on the running (qasync)
+loop, so the UI awaits results without blocking. Index progress is emitted on the worker thread
+and relayed through a queued connection, so `progressed` listeners always run on the UI thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+
+from ..embedding import ModelError
+from ..indexing.indexer import IndexStats
+from ..indexing.progress import Progress
+from ..search.request import SearchRequest
+from ..search.results import SearchResponse
+from ..store.store import ScopeSummary
+from ..worker.worker import Engine, EngineConfig, IndexHandle, Worker
+from .dropped_paths import DroppedPath, inspect_dropped
+
+
+class EngineNotStarted(RuntimeError):
+    pass
+
+
+class EngineBridge(QObject):
+    progressed = Signal(object)  # Progress, on the UI thread
+    indexing_changed = Signal(bool)  # whether any index job is queued or running
+
+    _progress_from_worker = Signal(object)
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self._worker: Worker | None = None
+        self._config: EngineConfig | None = None
+        self._indexes: dict[int, tuple[str, IndexHandle]] = {}
+        self._progress_from_worker.connect(self._relay_progress, Qt.ConnectionType.QueuedConnection)
+
+    @property
+    def config(self) -> EngineConfig | None:
+        return self._config
+
+    @property
+    def indexing(self) -> bool:
+        return bool(self._indexes)
+
+    @property
+    def indexing_roots(self) -> set[str]:
+        """Roots (as passed to `index`) of the index jobs queued or running."""
+        return {root for root, _ in self._indexes.values()}
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    async def start(self, config: EngineConfig) -> None:
+        """Open the store on a fresh worker thread (waiting for it off the UI thread)."""
+        worker = Worker(config)
+        await asyncio.get_running_loop().run_in_executor(None, worker.start)
+        self._worker, self._config = worker, config
+
+    async def restart(self, config: EngineConfig) -> None:
+        """Stop the current worker (cancelling any index run) and start one with `config`."""
+        old = self._detach()
+        if old is not None:
+            await asyncio.get_running_loop().run_in_executor(None, old.close)
+        await self.start(config)
+
+    def shutdown(self) -> None:
+        """Cancel index runs and stop the worker thread; blocks until it has stopped."""
+        old = self._detach()
+        if old is not None:
+            old.close()
+
+    def _detach(self) -> Worker | None:
+        self.cancel_index()
+        worker, self._worker = self._worker, None
+        return worker
+
+    # --- jobs -----------------------------------------------------------------------------------
+
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        return await self._await(self._require().search(request))
+
+    async def index(self, root: Path | str) -> IndexStats:
+        """Index (or incrementally re-index) `root`; progress arrives on `progressed`."""
+        handle = self._require().index(root, self._progress_from_worker.emit)
+        key = id(handle)
+        self._indexes[key] = (str(root), handle)
+        if len(self._indexes) == 1:
+            self.indexing_changed.emit(True)
+        try:
+            return await self._await(handle.future)
+        except asyncio.CancelledError:
+            handle.cancel()  # nobody is waiting for this run any more (the window closed)
+            raise
+        finally:
+            del self._indexes[key]
+            if not self._indexes:
+                self.indexing_changed.emit(False)
+
+    def cancel_index(self) -> None:
+        """Ask every queued or running index job to stop at its next batch boundary."""
+        for _, handle in list(self._indexes.values()):
+            handle.cancel()
+
+    async def scopes(self) -> list[ScopeSummary]:
+        return await self._await(self._require().scopes())
+
+    async def read_lines(self, path: Path | str, sha256: str, start_line: int, end_line: int,
+                         context: int) -> tuple[int, int, str] | None:
+        return await self._await(self._require().read_lines(path, sha256, start_line, end_line, context))
+
+    async def inspect_path(self, path: Path | str) -> DroppedPath:
+        return await self._await(self._require().submit(lambda e: inspect_dropped(e.store, Path(path))))
+
+    async def load_model(self) -> tuple[str, str]:
+        """Load the embedding model now, so the first search does not pay for it; (model id, provider).
+
+        Raises ModelError when there is no usable model (searches then fall back to exact matching).
+        """
+        def job(engine: Engine) -> tuple[str, str]:
+            if engine.embedder is None:
+                raise ModelError(engine.model_error or "no embedding model")
+            engine.embedder.load()
+            return engine.embedder.model_id, engine.embedder.provider
+
+        return await self._await(self._require().submit(job))
+
+    # --- plumbing -------------------------------------------------------------------------------
+
+    def _require(self) -> Worker:
+        if self._worker is None:
+            raise EngineNotStarted("the engine is not running")
+        return self._worker
+
+    @staticmethod
+    async def _await(future: Future) -> Any:
+        # Cancelling the awaiting task cancels the job too if the worker has not started it yet.
+        return await asyncio.wrap_future(future)
+
+    @Slot(object)
+    def _relay_progress(self, progress: Progress) -> None:
+        self.progressed.emit(progress)

@@ -1,0 +1,122 @@
+"""Typed access to what Quarry remembers between runs (QSettings: window state, project, preferences)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings
+
+from ..indexing.file_selection import SelectionOptions
+from ..search.request import MAX_CONTEXT, MODES
+
+DEFAULT_CONTEXT_LINES = 5
+DEFAULT_MAX_FILE_SIZE = SelectionOptions().max_file_size
+PROVIDERS = ("auto", "cpu", "cuda", "coreml")
+MAX_RECENT = 10
+
+
+class AppSettings:
+    def __init__(self, qsettings: QSettings | None = None):
+        self.q = qsettings if qsettings is not None else QSettings()
+
+    # --- preferences ----------------------------------------------------------------------------
+
+    @property
+    def context_lines(self) -> int:
+        return _clamp(self._int("preview/context_lines", DEFAULT_CONTEXT_LINES), 0, MAX_CONTEXT)
+
+    @context_lines.setter
+    def context_lines(self, value: int) -> None:
+        self.q.setValue("preview/context_lines", _clamp(int(value), 0, MAX_CONTEXT))
+
+    @property
+    def max_file_size(self) -> int:
+        return max(1, self._int("index/max_file_size", DEFAULT_MAX_FILE_SIZE))
+
+    @max_file_size.setter
+    def max_file_size(self, value: int) -> None:
+        self.q.setValue("index/max_file_size", max(1, int(value)))
+
+    @property
+    def model_dir(self) -> Path | None:
+        value = str(self.q.value("engine/model_dir", "") or "")
+        return Path(value) if value else None
+
+    @model_dir.setter
+    def model_dir(self, value: Path | None) -> None:
+        self.q.setValue("engine/model_dir", str(value) if value else "")
+
+    @property
+    def provider(self) -> str:
+        value = str(self.q.value("engine/provider", "auto"))
+        return value if value in PROVIDERS else "auto"
+
+    @provider.setter
+    def provider(self, value: str) -> None:
+        self.q.setValue("engine/provider", value if value in PROVIDERS else "auto")
+
+    @property
+    def mode(self) -> str:
+        value = str(self.q.value("search/mode", "hybrid"))
+        return value if value in MODES else "hybrid"
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        if value in MODES:
+            self.q.setValue("search/mode", value)
+
+    # --- projects -------------------------------------------------------------------------------
+
+    @property
+    def last_project(self) -> str | None:
+        return str(self.q.value("projects/last", "") or "") or None
+
+    @last_project.setter
+    def last_project(self, root: str | None) -> None:
+        self.q.setValue("projects/last", root or "")
+
+    @property
+    def recent_projects(self) -> list[str]:
+        value = self.q.value("projects/recent", [])
+        if isinstance(value, str):  # QSettings hands back a lone string for a one-item list
+            value = [value]
+        return [str(v) for v in value or [] if v]
+
+    def add_recent_project(self, root: str) -> None:
+        recent = [root] + [r for r in self.recent_projects if r != root]
+        self.q.setValue("projects/recent", recent[:MAX_RECENT])
+
+    # --- window state ---------------------------------------------------------------------------
+
+    @property
+    def geometry(self) -> QByteArray | None:
+        return _bytes(self.q.value("window/geometry"))
+
+    @geometry.setter
+    def geometry(self, value: QByteArray) -> None:
+        self.q.setValue("window/geometry", value)
+
+    @property
+    def splitter_state(self) -> QByteArray | None:
+        return _bytes(self.q.value("window/splitter"))
+
+    @splitter_state.setter
+    def splitter_state(self, value: QByteArray) -> None:
+        self.q.setValue("window/splitter", value)
+
+    def sync(self) -> None:
+        self.q.sync()
+
+    def _int(self, key: str, default: int) -> int:
+        try:
+            return int(self.q.value(key, default))
+        except (TypeError, ValueError):
+            return default
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(high, value))
+
+
+def _bytes(value: object) -> QByteArray | None:
+    return value if isinstance(value, QByteArray) and not value.isEmpty() else None

@@ -1,0 +1,57 @@
+"""The command line that opens a file at a line in the user's editor ($VISUAL, then $EDITOR).
+
+Plain Python so it can be tested without Qt; None means "no editor configured, use the system opener".
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Mapping
+from pathlib import PurePath
+
+# Executable names (lowercase, without .exe / .cmd) grouped by how they take a line number.
+_GOTO_FLAG = {"code", "code-insiders", "codium", "vscodium", "cursor", "windsurf"}  # -g file:line
+_COLON_SUFFIX = {"subl", "sublime_text", "zed", "mate", "atom", "hx", "helix"}  # file:line
+_PLUS_LINE = {"vi", "vim", "nvim", "gvim", "mvim", "view", "nano", "pico", "emacs", "emacsclient",
+              "micro", "kak", "joe", "jed", "ne", "mg", "kate", "gedit", "xed", "pluma"}  # +line file
+_LINE_FLAG = {"idea", "idea64", "pycharm", "pycharm64", "charm", "webstorm", "webstorm64", "clion", "clion64",
+              "goland", "goland64", "rider", "rider64", "phpstorm", "phpstorm64", "rubymine", "rubymine64",
+              "rustrover", "rustrover64", "datagrip", "studio", "studio64", "fleet"}  # --line N file
+
+
+def editor_command(path: str | PurePath, line: int, env: Mapping[str, str] | None = None) -> list[str] | None:
+    """argv that opens `path` at `line` in the configured editor, or None when none is configured."""
+    env = os.environ if env is None else env
+    for var in ("VISUAL", "EDITOR"):
+        value = env.get(var, "").strip()
+        if value:
+            try:
+                words = shlex.split(value)
+            except ValueError:  # unbalanced quotes: take the value as one program name
+                words = [value]
+            if words:
+                return words + line_arguments(words[0], str(path), max(1, line))
+    return None
+
+
+def line_arguments(program: str, path: str, line: int) -> list[str]:
+    """The arguments `program` needs to open `path` at `line`; just the path for editors we do not know."""
+    name = _program_name(program)
+    if name in _GOTO_FLAG:
+        return ["-g", f"{path}:{line}"]
+    if name in _COLON_SUFFIX:
+        return [f"{path}:{line}"]
+    if name in _PLUS_LINE:
+        return [f"+{line}", path]
+    if name in _LINE_FLAG:
+        return ["--line", str(line), path]
+    return [path]
+
+
+def _program_name(program: str) -> str:
+    name = PurePath(program.replace("\\", "/")).name.lower()
+    for suffix in (".exe", ".cmd", ".bat", ".sh", ".app"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name

@@ -1,0 +1,609 @@
+"""The main window: search bar, result tree, code preview, progress, menus, shortcuts and drops.
+
+Every engine call goes through the bridge and is awaited on the qasync loop; the window itself
+never reads files, the index or the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+import traceback
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QKeySequence,
+)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QSplitter,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..bridge import DroppedPath, EngineBridge, LiveSearch
+from ..indexing.file_selection import SelectionOptions
+from ..indexing.indexer import IndexStats
+from ..indexing.languages import classify
+from ..indexing.progress import Progress
+from ..search.request import MODES, SearchFilters, SearchRequest
+from ..search.results import SearchResponse, SearchResult
+from ..store.store import ScopeSummary
+from ..worker.worker import EngineConfig
+from . import editor_launcher
+from .app_settings import AppSettings
+from .engine_status import EngineStatus
+from .filters_dialog import FiltersDialog, describe
+from .notice_banner import NoticeBanner
+from .preview_pane import IDLE_MESSAGE, PreviewPane, PreviewTarget
+from .progress_panel import ProgressPanel
+from .result_model import hit_label
+from .result_tree import ResultTree
+from .search_bar import SearchBar
+from .settings_dialog import Preferences, SettingsDialog
+from .shortcuts_dialog import ShortcutsDialog
+
+RESULT_LIMIT = 30  # hits in the tree; more rarely helps and makes each keystroke's search slower
+MIN_SIZE = (1100, 700)
+_MODE_LABELS = {"hybrid": "&Hybrid", "semantic": "&Semantic", "exact": "E&xact"}
+
+
+class MainWindow(QMainWindow):
+    results_shown = Signal(int)  # sequence number of the response now in the tree
+    index_finished = Signal(object)  # IndexStats, or None when the run failed
+    message_shown = Signal(str, str)  # kind ("info" | "warning" | "error"), text
+
+    def __init__(self, bridge: EngineBridge, settings: AppSettings, persist: bool = True,
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self.bridge = bridge
+        self.settings = settings
+        self._persist = persist  # False for the headless screenshot: leave the user's settings alone
+        self.live = LiveSearch(bridge, parent=self)
+        self.project: str | None = None
+        self.scopes: dict[str, ScopeSummary] = {}
+        self.filters = SearchFilters()
+        self.mode = settings.mode
+        self.last_response: SearchResponse | None = None
+        self._search_on_progress = False  # a search failed because the project's first index had just begun
+        self._tasks: set[asyncio.Task] = set()
+
+        self.setWindowTitle("Quarry")
+        self.setMinimumSize(*MIN_SIZE)
+        self.setAcceptDrops(True)
+        self._build_widgets()
+        self._build_actions()
+        self._build_menus()
+        self._connect()
+        self._restore_state()
+
+    # --- construction ---------------------------------------------------------------------------
+
+    def _build_widgets(self) -> None:
+        self.projects = QComboBox()
+        self.projects.setMinimumWidth(200)
+        self.projects.setToolTip("Project to search (Ctrl+P)")
+        self.search_bar = SearchBar()
+        self.mode_buttons = QHBoxLayout()
+        self.mode_buttons.setSpacing(0)
+        self.filters_button = QToolButton()
+        self.filters_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        top = QHBoxLayout()
+        top.addWidget(self.projects)
+        top.addWidget(self.search_bar, 1)
+        top.addLayout(self.mode_buttons)
+        top.addWidget(self.filters_button)
+        self.banner = NoticeBanner()
+        self.tree = ResultTree()
+        self.preview = PreviewPane(self.bridge, self.settings.context_lines)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.tree)
+        self.splitter.addWidget(self.preview)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setChildrenCollapsible(False)
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(8, 8, 8, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
+        self.progress = ProgressPanel()
+        self.statusBar().addWidget(self.progress, 1)
+        self.engine_status = EngineStatus(self.statusBar())
+
+    def _action(self, text: str, slot: Any, *keys: QKeySequence | str, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if keys:
+            action.setShortcuts([QKeySequence(k) for k in keys])
+        if tip:
+            action.setStatusTip(tip)
+        action.triggered.connect(slot)
+        self.addAction(action)  # shortcuts work even while the menu bar is hidden or closed
+        return action
+
+    def _build_actions(self) -> None:
+        a = self._action
+        self.act_open_folder = a("&Open Folder…", self.choose_folder, "Ctrl+Shift+O",
+                                 tip="Add a folder as a project and index it")
+        self.act_switch_project = a("Switch &Project", self._focus_projects, "Ctrl+P")
+        self.act_reindex = a("&Re-index Project", lambda: self.spawn(self.index_project()), "F5")
+        self.act_cancel_index = a("&Cancel Indexing", self.cancel_index)
+        self.act_cancel_index.setEnabled(False)
+        self.act_settings = a("&Settings…", self.open_settings, "Ctrl+,")
+        self.act_quit = a("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.act_focus_search = a("&Focus Search", self.focus_search, "Ctrl+K", "Ctrl+F", "/")
+        self.act_search_now = a("Search &Now", self.search_now)
+        self.act_clear = a("C&lear Search", self.clear_search, "Esc")
+        self.act_next = a("&Next Result", lambda: self.tree.move_hits(1, wrap=True), "F4")
+        self.act_prev = a("&Previous Result", lambda: self.tree.move_hits(-1, wrap=True), "Shift+F4")
+        self.act_preview = a("Show in Pre&view", lambda: self.show_result(self.tree.current_result()))
+        self.act_open_editor = a("Open in &Editor", self.open_in_editor, "Ctrl+Return", "Ctrl+Enter", "Ctrl+O")
+        self.act_more_context = a("&More Context", self.preview.more_context, "Ctrl+M")
+        self.act_filters = a("F&ilters…", self.open_filters, "Ctrl+Shift+F")
+        self.mode_group = QActionGroup(self)
+        self.mode_actions: dict[str, QAction] = {}
+        for n, mode in enumerate(MODES, start=1):
+            act = a(_MODE_LABELS[mode], lambda _=False, m=mode: self.set_mode(m), f"Alt+{n}",
+                    tip=f"{mode.capitalize()} search")
+            act.setCheckable(True)
+            self.mode_group.addAction(act)
+            self.mode_actions[mode] = act
+            button = QToolButton()
+            button.setDefaultAction(act)
+            button.setToolTip(f"{mode.capitalize()} search (Alt+{n})")
+            self.mode_buttons.addWidget(button)
+        self.mode_actions[self.mode].setChecked(True)
+        self.act_shortcuts = a("&Keyboard Shortcuts", self.show_shortcuts, "F1")
+        self.act_about = a("&About Quarry", self.show_about)
+        self.filters_button.setDefaultAction(self.act_filters)
+        self._show_filters_summary()
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(self.act_open_folder)
+        self.recent_menu = QMenu("Recent &Projects", self)
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addAction(self.act_switch_project)
+        file_menu.addSeparator()
+        file_menu.addActions([self.act_reindex, self.act_cancel_index])
+        file_menu.addSeparator()
+        file_menu.addActions([self.act_settings, self.act_quit])
+        search_menu = bar.addMenu("&Search")
+        search_menu.addActions([self.act_focus_search, self.act_search_now, self.act_clear])
+        search_menu.addSeparator()
+        search_menu.addActions([self.act_next, self.act_prev, self.act_preview, self.act_open_editor,
+                                self.act_more_context])
+        search_menu.addSeparator()
+        search_menu.addAction(self.act_filters)
+        search_menu.addActions(list(self.mode_actions.values()))
+        help_menu = bar.addMenu("&Help")
+        help_menu.addActions([self.act_shortcuts, self.act_about])
+        self._fill_recent_menu()
+
+    def _connect(self) -> None:
+        self.search_bar.textEdited.connect(self._on_text_edited)
+        self.search_bar.submitted.connect(self.search_now)
+        self.search_bar.move_requested.connect(self.tree.move_hits)
+        self.search_bar.open_requested.connect(self.open_in_editor)
+        self.search_bar.clear_requested.connect(self.clear_search)
+        self.live.answered.connect(self._on_answered)
+        self.live.failed.connect(self._on_search_failed)
+        self.tree.result_changed.connect(self.show_result)
+        self.tree.result_activated.connect(self.show_result)
+        self.tree.open_requested.connect(self.open_in_editor)
+        self.projects.activated.connect(self._on_project_chosen)
+        self.progress.cancel_requested.connect(self.cancel_index)
+        self.bridge.progressed.connect(self._on_progress)
+        self.bridge.indexing_changed.connect(self._on_indexing_changed)
+
+    # --- engine lifecycle -----------------------------------------------------------------------
+
+    async def start(self, config: EngineConfig) -> None:
+        """Start the engine, list the projects and load the model in the background."""
+        self.statusBar().showMessage("Opening the index…")
+        await self.bridge.start(config)
+        self.statusBar().showMessage(f"Index: {config.db_path}", 5000)
+        await self.refresh_projects()
+        if self.project is None and self.settings.last_project in self.scopes:
+            self.set_project(self.settings.last_project)
+        self.focus_search()
+        self.spawn(self._load_model())
+
+    async def _load_model(self) -> None:
+        try:
+            model, provider = await self.bridge.load_model()
+        except Exception as exc:  # semantic search falls back to exact; say why
+            self.engine_status.show_engine(None, None, str(exc))
+            self.show_message(f"The embedding model did not load ({exc}); searches use exact matching.",
+                              "warning")
+        else:
+            self.engine_status.show_engine(model, provider)
+
+    async def refresh_projects(self) -> None:
+        self.scopes = {s.scope.root: s for s in await self.bridge.scopes()}
+        self._fill_projects()
+        self.engine_status.show_scope(self.project, self.scopes.get(self.project or ""))
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
+        """Run `coro` on the loop; a failure becomes a message in the window, not a dead slot."""
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if task.cancelled() or task.exception() is None:
+            return
+        exc = task.exception()
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+        self.show_message(f"Something went wrong: {type(exc).__name__}: {exc}", "error")
+
+    # --- projects and indexing ------------------------------------------------------------------
+
+    def set_project(self, root: str) -> None:
+        self.project = root
+        self.setWindowTitle(f"{Path(root).name} — Quarry")
+        if self._persist:
+            self.settings.last_project = root
+            self.settings.add_recent_project(root)
+        self._fill_projects()
+        self._fill_recent_menu()
+        self.engine_status.show_scope(root, self.scopes.get(root))
+        if self.search_bar.text().strip():
+            self.search_now()
+
+    async def open_project(self, path: str | Path, index: bool = True) -> IndexStats | None:
+        """Make the folder at `path` the project and (incrementally) index it."""
+        found = await self.bridge.inspect_path(path)
+        if found.kind != "folder":
+            self.show_message(found.message or f"{path} is not a folder", "error")
+            return None
+        self.set_project(str(found.path))
+        return await self.index_project() if index else None
+
+    async def index_project(self, root: str | None = None) -> IndexStats | None:
+        root = root or self.project
+        if root is None:
+            self.show_message("Open a folder first: File → Open Folder… (Ctrl+Shift+O) or drop one here.",
+                              "warning")
+            return None
+        self.progress.show_progress(Progress("analyzing", root))
+        try:
+            stats = await self.bridge.index(root)
+        except Exception as exc:  # a failed run is reported; the window carries on
+            self.show_message(f"Indexing {root} failed: {exc}", "error")
+            self.index_finished.emit(None)
+            return None
+        if stats.cancelled:
+            self.show_message(f"Indexing {Path(root).name} was cancelled; {stats.files_indexed} files are "
+                              "searchable. Press F5 to continue.", "warning")
+        else:
+            self.statusBar().showMessage(
+                f"Indexed {Path(root).name}: {stats.files_indexed:,} files, {stats.chunks_total:,} chunks "
+                f"({stats.chunks_embedded:,} new) in {stats.seconds:.1f} s", 8000)
+            if self.banner.kind != "error":
+                self.banner.clear_notice()
+        await self.refresh_projects()
+        if self.search_bar.text().strip() and root == self.project:
+            self.search_now()  # the results were partial while the index ran
+        self.index_finished.emit(stats)
+        return stats
+
+    def cancel_index(self) -> None:
+        if self.bridge.indexing:
+            self.bridge.cancel_index()
+            self.progress.mark_cancelling()
+
+    def _on_progress(self, p: Progress) -> None:
+        if self.bridge.indexing:  # a report delivered after the run ended must not bring the panel back
+            self.progress.show_progress(p)
+        if self._search_on_progress and p.phase == "in_progress" and p.root == self.project:
+            self._search_on_progress = False
+            self.search_now()
+
+    def _on_indexing_changed(self, running: bool) -> None:
+        self.act_cancel_index.setEnabled(running)
+        if not running:
+            self.progress.finish()
+
+    def choose_folder(self) -> None:
+        dialog = QFileDialog(self, "Open a folder to search")
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        dialog.fileSelected.connect(lambda folder: self.spawn(self.open_project(folder)))
+        self._open_dialog(dialog)
+
+    def _fill_projects(self) -> None:
+        roots = sorted(set(self.scopes) | ({self.project} if self.project else set()))
+        self.projects.blockSignals(True)
+        self.projects.clear()
+        for root in roots:
+            indexed = root in self.scopes
+            self.projects.addItem(Path(root).name + ("" if indexed else "  (not indexed)"), root)
+            self.projects.setItemData(self.projects.count() - 1, root, Qt.ItemDataRole.ToolTipRole)
+        if self.project:
+            self.projects.setCurrentIndex(roots.index(self.project))
+        self.projects.blockSignals(False)
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self.settings.recent_projects
+        for n, root in enumerate(recent, start=1):
+            act = self.recent_menu.addAction(f"&{n % 10} {root}" if n <= 10 else root)
+            act.triggered.connect(lambda _=False, r=root: self.spawn(self.open_project(r)))
+        self.recent_menu.setEnabled(bool(recent))
+
+    def _on_project_chosen(self, index: int) -> None:
+        root = self.projects.itemData(index)
+        if root and root != self.project:
+            self.set_project(root)
+            if root not in self.scopes:
+                self.show_message(f"{Path(root).name} is not indexed yet; press F5 to index it.", "warning")
+
+    def _focus_projects(self) -> None:
+        self.projects.setFocus()
+        self.projects.showPopup()
+
+    # --- drag and drop --------------------------------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 (Qt override)
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:  # noqa: N802 (Qt override)
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 (Qt override)
+        urls = event.mimeData().urls()
+        local = [Path(u.toLocalFile()) for u in urls if u.isLocalFile() and u.toLocalFile()]
+        event.acceptProposedAction()
+        if not local:
+            self.show_message("Only folders and files on this computer can be dropped here.", "error")
+            return
+        self.spawn(self.handle_drop(local))
+
+    async def handle_drop(self, paths: list[Path]) -> None:
+        """Folders become projects and are indexed (one after another); a file shows in its project."""
+        for path in paths:
+            found = await self.bridge.inspect_path(path)
+            if found.kind == "problem":
+                self.show_message(found.message, "error")
+            elif found.kind == "folder":
+                self.set_project(str(found.path))
+                await self.index_project()
+            else:
+                self._show_dropped_file(found)
+
+    def _show_dropped_file(self, found: DroppedPath) -> None:
+        assert found.project is not None and found.rel_path is not None
+        if found.project != self.project:
+            self.set_project(found.project)
+        if found.sha256 is None:
+            self.show_message(found.message, "warning")
+            return
+        kind = classify(found.rel_path)
+        self.preview.preview(PreviewTarget(found.project, found.rel_path, found.sha256, 1, 0,
+                                           kind.language if kind else "", "whole file"))
+
+    # --- searching ------------------------------------------------------------------------------
+
+    def request(self, query: str | None = None, record_history: bool = True) -> SearchRequest | None:
+        query = self.search_bar.text() if query is None else query
+        if not query.strip() or self.project is None:
+            return None
+        return SearchRequest(query=query, roots=(self.project,), k=RESULT_LIMIT, mode=self.mode,
+                             filters=self.filters, record_history=record_history)
+
+    def _on_text_edited(self, text: str) -> None:
+        # Half-typed queries stay out of the search history; Enter (search now) records the query.
+        request = self.request(text, record_history=False)
+        if request is not None:
+            self.live.schedule(request)
+        elif not text.strip():
+            self.live.clear()
+        else:
+            self.show_message("Open a folder to search: File → Open Folder… (Ctrl+Shift+O) or drop one here.",
+                              "warning")
+
+    def search_now(self) -> asyncio.Task | None:
+        """Search for the bar's text right away; the task gives the response (None if superseded)."""
+        request = self.request()
+        return self.live.run_now(request) if request is not None else None
+
+    def _on_answered(self, seq: int, response: SearchResponse) -> None:
+        self.last_response = response
+        self.tree.show_response(response)
+        self._show_response_notes(response)
+        self.statusBar().showMessage(
+            f"{len(response.results)} results in {response.elapsed_ms:.0f} ms ({response.effective_mode})", 4000)
+        self.results_shown.emit(seq)
+        if response.results:
+            self.tree.select_hit(0)
+        else:
+            self.preview.show_message(f"No results for “{response.query}”.")
+
+    def _show_response_notes(self, response: SearchResponse) -> None:
+        notes = []
+        if response.partial:
+            notes.append("Indexing is still running, so these results are partial.")
+        if response.notice:
+            notes.append(response.notice[0].upper() + response.notice[1:] + ".")
+        if notes:
+            self.show_message(" ".join(notes), "warning" if response.partial else "info")
+        else:
+            self.banner.clear_notice()
+
+    def _on_search_failed(self, _seq: int, message: str) -> None:
+        self.tree.clear_results()
+        if self.project in self.bridge.indexing_roots:
+            # The first index run has not created the project's scope yet; try again once files are in.
+            self._search_on_progress = True
+            self.show_message(f"Indexing {Path(self.project).name} has just started; results appear as soon "
+                              "as the first files are indexed.", "warning")
+        else:
+            self.show_message(message[0].upper() + message[1:], "error")
+
+    def clear_search(self) -> None:
+        self.live.clear()
+        self.search_bar.clear()
+        self.tree.clear_results()
+        self.banner.clear_notice()
+        self.preview.show_message(IDLE_MESSAGE)
+        self.focus_search()
+
+    def focus_search(self) -> None:
+        self.search_bar.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search_bar.selectAll()
+
+    def set_mode(self, mode: str) -> None:
+        self.mode = mode
+        self.mode_actions[mode].setChecked(True)
+        if self._persist:
+            self.settings.mode = mode
+        self.search_now()
+
+    def open_filters(self) -> None:
+        dialog = FiltersDialog(self.filters, self)
+        dialog.accepted.connect(lambda: self.apply_filters(dialog.filters()))
+        self._open_dialog(dialog)
+
+    def _open_dialog(self, dialog: QDialog) -> None:
+        """Show `dialog` window-modal without a nested event loop; focus returns to the search bar."""
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.finished.connect(self._return_focus)
+        dialog.open()  # not exec(): a nested event loop would stall the asyncio loop
+
+    def _return_focus(self) -> None:
+        self.activateWindow()
+        self.focus_search()
+
+    def apply_filters(self, filters: SearchFilters) -> None:
+        self.filters = filters
+        self._show_filters_summary()
+        self.search_now()
+
+    def _show_filters_summary(self) -> None:
+        summary = describe(self.filters)
+        self.filters_button.setText(f"Filters: {summary}" if summary else "Filters…")
+
+    # --- preview --------------------------------------------------------------------------------
+
+    def show_result(self, result: SearchResult | None) -> None:
+        if result is None:
+            self.preview.preview(None)
+            return
+        self.preview.preview(PreviewTarget(result.scope_root, result.path, result.file_sha256, result.start_line,
+                                           result.end_line, result.language, hit_label(result), result.snippet))
+
+    def open_in_editor(self) -> None:
+        """Open the current result (or the previewed file) in the user's editor at its first line."""
+        target = self.preview.target
+        result = self.tree.current_result()
+        if result is not None and (target is None or target.path != result.path):
+            path, line = f"{result.scope_root.rstrip('/')}/{result.path}", result.start_line
+        elif target is not None:
+            path, line = target.abs_path, max(1, target.start_line)
+        else:
+            self.show_message("Select a result first (Up/Down from the search bar).", "warning")
+            return
+        problem = editor_launcher.open_in_editor(path, line)
+        if problem:
+            self.show_message(problem, "error")
+
+    # --- dialogs --------------------------------------------------------------------------------
+
+    def open_settings(self) -> None:
+        config = self.bridge.config
+        prefs = Preferences(self.preview.context_lines, self.settings.max_file_size,
+                            config.model_dir if config else self.settings.model_dir,
+                            config.provider if config else self.settings.provider)
+        dialog = SettingsDialog(prefs, self)
+        dialog.accepted.connect(lambda: self.spawn(self.apply_preferences(dialog.preferences())))
+        self._open_dialog(dialog)
+
+    async def apply_preferences(self, prefs: Preferences) -> None:
+        self.preview.context_lines = prefs.context_lines
+        if self._persist:
+            self.settings.context_lines = prefs.context_lines
+            self.settings.max_file_size = prefs.max_file_size
+            self.settings.model_dir = prefs.model_dir
+            self.settings.provider = prefs.provider
+        self.show_result(self.tree.current_result())
+        config = self.bridge.config
+        if config is None:
+            return
+        new = dataclasses.replace(
+            config, model_dir=prefs.model_dir, provider=prefs.provider,
+            index_options=dataclasses.replace(config.index_options, selection=SelectionOptions(
+                max_file_size=prefs.max_file_size, max_line_length=config.index_options.selection.max_line_length)))
+        if new != config:
+            self.statusBar().showMessage("Restarting the engine with the new settings…")
+            await self.bridge.restart(new)
+            await self.refresh_projects()
+            self.spawn(self._load_model())
+            self.statusBar().showMessage("Engine restarted with the new settings.", 5000)
+
+    def show_shortcuts(self) -> None:
+        self._open_dialog(ShortcutsDialog(self.actions(), self))
+
+    def show_about(self) -> None:
+        box = QMessageBox(QMessageBox.Icon.Information, "About Quarry",
+                          "Quarry searches a codebase by meaning and by name, offline.\n\n"
+                          "Drop a folder on the window to index it, then type what you are looking for. "
+                          "F1 lists the keyboard shortcuts.", QMessageBox.StandardButton.Close, self)
+        self._open_dialog(box)
+
+    def show_message(self, text: str, kind: str = "info") -> None:
+        self.banner.show_notice(text, kind)
+        self.message_shown.emit(kind, text)
+
+    # --- state ----------------------------------------------------------------------------------
+
+    def _restore_state(self) -> None:
+        if self._persist and self.settings.geometry is not None:
+            self.restoreGeometry(self.settings.geometry)
+        else:
+            self.resize(1280, 800)
+        if self._persist and self.settings.splitter_state is not None:
+            self.splitter.restoreState(self.settings.splitter_state)
+        else:
+            self.splitter.setSizes([470, 810])
+
+    def save_state(self) -> None:
+        if not self._persist:
+            return
+        self.settings.geometry = self.saveGeometry()
+        self.settings.splitter_state = self.splitter.saveState()
+        self.settings.mode = self.mode
+        self.settings.context_lines = self.preview.context_lines
+        if self.project:
+            self.settings.last_project = self.project
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt override)
+        self.save_state()
+        self.live.clear()
+        for task in list(self._tasks):
+            task.cancel()
+        super().closeEvent(event)

@@ -1,0 +1,86 @@
+"""Live index progress in the status bar: a bar, a line of text and a Cancel button."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+
+from ..indexing.progress import Progress
+
+_PHASE_LABELS = {"analyzing": "Scanning files", "started": "Starting", "in_progress": "Indexing",
+                 "completed": "Indexed", "cancelled": "Cancelled"}
+
+
+def progress_text(p: Progress) -> str:
+    """One line: phase, files, bytes, chunks/s and ETA, e.g. "Indexing repo: 12/40 files · 0.3/1.1 MB · …"."""
+    parts = [f"{_PHASE_LABELS.get(p.phase, p.phase)} {Path(p.root).name}"]
+    if p.files_total:
+        parts.append(f"{p.files_done}/{p.files_total} files")
+    if p.bytes_total:
+        parts.append(f"{_size(p.bytes_done)} of {_size(p.bytes_total)}")
+    if p.chunks_embedded:
+        parts.append(f"{p.chunks_per_s:.0f} chunks/s")
+    eta = p.eta_s
+    if p.phase == "in_progress" and eta:
+        parts.append(f"about {_duration(eta)} left")
+    return " · ".join(parts)
+
+
+def _size(n: int) -> str:
+    if n < 1024 * 1024:
+        return f"{n / 1024:.0f} KB"
+    return f"{n / (1024 * 1024):.1f} MB"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes} min {secs:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+class ProgressPanel(QWidget):
+    cancel_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.bar = QProgressBar()
+        self.bar.setFixedWidth(160)
+        self.bar.setTextVisible(False)
+        self.label = QLabel()
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setToolTip("Stop indexing; files done so far stay searchable")
+        self.cancel.clicked.connect(self.cancel_requested)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.bar)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.cancel)
+        self.last: Progress | None = None
+        self._cancelling = False
+        self.hide()
+
+    def show_progress(self, p: Progress) -> None:
+        self.last = p
+        self.label.setText(progress_text(p) + (" · cancelling…" if self._cancelling else ""))
+        if p.phase == "analyzing" or not p.bytes_total:
+            self.bar.setRange(0, 0)  # busy: totals are not known yet
+        else:
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(round(1000 * min(1.0, p.bytes_done / p.bytes_total)))
+        self.show()
+
+    def mark_cancelling(self) -> None:
+        """Cancel was asked for; the run stops at its next batch boundary."""
+        self._cancelling = True
+        self.cancel.setEnabled(False)
+        if self.last is not None:
+            self.show_progress(self.last)
+
+    def finish(self) -> None:
+        self._cancelling = False
+        self.cancel.setEnabled(True)
+        self.last = None
+        self.hide()

@@ -1,0 +1,169 @@
+"""The result tree: files with their hits, a match badge per hit, and hit-by-hit keyboard movement."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QKeyEvent, QPainter
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTreeView,
+    QWidget,
+)
+
+from ..search.results import SearchResponse, SearchResult
+from .result_model import COL_LOCATION, COL_MATCH, COL_SCORE, RESULT_ROLE, ResultModel
+
+BADGE_COLORS = {"both": ("#dcfce7", "#166534"), "semantic": ("#dbeafe", "#1e40af"), "exact": ("#fef3c7", "#92400e")}
+PAGE_STEP = 10  # hits moved by PageUp/PageDown from the search bar
+
+
+class _BadgeDelegate(QStyledItemDelegate):
+    """Draws the relevance (exact / semantic / both) as a coloured pill."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        text = index.data()
+        if not text or text not in BADGE_COLORS:
+            super().paint(painter, option, index)
+            return
+        # Selection background first, so the badge sits on the row highlight like the other columns.
+        self.initStyleOption(option, index)
+        option.text = ""
+        widget = option.widget
+        style = widget.style() if widget else None
+        if style:
+            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, option, painter, widget)
+        fill, ink = BADGE_COLORS[text]
+        metrics = option.fontMetrics
+        width = metrics.horizontalAdvance(text) + 14
+        height = metrics.height() + 2
+        rect = QRectF(option.rect.left() + 4, option.rect.center().y() - height / 2 + 1, width, height)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(fill))
+        painter.drawRoundedRect(rect, height / 2, height / 2)
+        painter.setPen(QColor(ink))
+        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+        painter.restore()
+
+
+class ResultTree(QTreeView):
+    result_changed = Signal(object)  # the SearchResult now current, or None
+    result_activated = Signal(object)  # Enter on a hit: show it in the preview
+    open_requested = Signal(object)  # double click on a hit: open it in the editor
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.results = ResultModel()
+        self.setModel(self.results)
+        self.setUniformRowHeights(True)
+        self.setAlternatingRowColors(False)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setExpandsOnDoubleClick(False)
+        self.setItemDelegateForColumn(COL_MATCH, _BadgeDelegate(self))
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(COL_LOCATION, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(COL_SCORE, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(COL_MATCH, QHeaderView.ResizeMode.Fixed)
+        header.resizeSection(COL_MATCH, 84)
+        self.selectionModel().currentRowChanged.connect(self._on_current_changed)
+        self.doubleClicked.connect(self._on_double_clicked)
+
+    # --- content --------------------------------------------------------------------------------
+
+    def show_response(self, response: SearchResponse) -> None:
+        self.setUpdatesEnabled(False)
+        try:
+            self.results.show_response(response)
+            for row in range(self.results.rowCount()):
+                index = self.results.index(row, 0)
+                self.setFirstColumnSpanned(row, QModelIndex(), True)
+                self.expand(index)
+        finally:
+            self.setUpdatesEnabled(True)
+
+    def clear_results(self) -> None:
+        self.results.show_response(SearchResponse(query="", mode=""))
+        self.result_changed.emit(None)
+
+    @property
+    def hit_count(self) -> int:
+        return len(self.results.hits)
+
+    def current_result(self) -> SearchResult | None:
+        return self._result_at(self.currentIndex())
+
+    def current_hit_position(self) -> int:
+        """Position of the current hit in display order, or -1 (none, or a file row)."""
+        result = self.current_result()
+        return next((i for i, hit in enumerate(self.results.hits) if hit is result), -1)
+
+    # --- movement -------------------------------------------------------------------------------
+
+    def select_hit(self, position: int) -> None:
+        """Make hit number `position` (display order, clamped) current and scroll to it."""
+        if not self.results.hits:
+            return
+        position = max(0, min(len(self.results.hits) - 1, position))
+        index = self._hit_index(position)
+        self.setCurrentIndex(index)
+        self.scrollTo(index)
+
+    def move_hits(self, step: int, wrap: bool = False) -> None:
+        """Move the current hit by `step` hits; from no current hit, the first step lands on the first hit."""
+        count = len(self.results.hits)
+        if not count:
+            return
+        pos = self.current_hit_position()
+        if pos < 0:
+            target = 0 if step > 0 else count - 1
+        elif wrap:
+            target = (pos + step) % count
+        else:
+            target = pos + step
+        self.select_hit(target)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and event.modifiers() in (
+                Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier):
+            result = self.current_result()
+            if result is not None:
+                self.result_activated.emit(result)
+                return
+        super().keyPressEvent(event)
+
+    # --- plumbing -------------------------------------------------------------------------------
+
+    def _hit_index(self, position: int) -> QModelIndex:
+        target = self.results.hits[position]
+        for row in range(self.results.rowCount()):
+            file_item = self.results.item(row, 0)
+            for child in range(file_item.rowCount()):
+                if file_item.child(child, 0).data(RESULT_ROLE) is target:
+                    return file_item.child(child, 0).index()
+        return QModelIndex()
+
+    @staticmethod
+    def _result_at(index: QModelIndex | QPersistentModelIndex) -> SearchResult | None:
+        if not index.isValid():
+            return None
+        return index.siblingAtColumn(COL_LOCATION).data(RESULT_ROLE)
+
+    def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        result = self._result_at(current)
+        if result is None and current.isValid() and self.results.hasChildren(current.siblingAtColumn(0)):
+            # A file row previews the file's first hit.
+            result = self._result_at(self.results.index(0, 0, current.siblingAtColumn(0)))
+        self.result_changed.emit(result)
+
+    def _on_double_clicked(self, index: QModelIndex) -> None:
+        result = self._result_at(index)
+        if result is not None:
+            self.open_requested.emit(result)

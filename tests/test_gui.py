@@ -1,0 +1,412 @@
+"""The desktop window driven as a user would: real engine, real index, keys, drops and a screenshot."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QThread, QUrl  # noqa: E402
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from desktop_app.app import engine_config  # noqa: E402
+from desktop_app.bridge import EngineBridge  # noqa: E402
+from desktop_app.ui.app_settings import AppSettings  # noqa: E402
+from desktop_app.ui.filters_dialog import FiltersDialog  # noqa: E402
+from desktop_app.ui.main_window import MainWindow  # noqa: E402
+from desktop_app.ui.settings_dialog import Preferences, SettingsDialog  # noqa: E402
+from desktop_app.ui.shortcuts_dialog import ShortcutsDialog  # noqa: E402
+from desktop_app.worker.worker import EngineConfig  # noqa: E402
+
+EMAIL_PACKAGE = Path(sys.base_prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "email"
+
+
+def run(qtbot, coro, timeout: int = 30_000):
+    """Drive `coro` on the qasync loop by spinning Qt until it finishes."""
+    task = asyncio.ensure_future(coro)
+    qtbot.waitUntil(task.done, timeout=timeout)
+    return task.result()
+
+
+def open_window(qtbot, settings: AppSettings, db: Path, project: Path | None) -> MainWindow:
+    win = MainWindow(EngineBridge(), settings)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    win.activateWindow()
+    run(qtbot, win.start(EngineConfig(db)))
+    if project is not None:
+        win.set_project(str(project.resolve()))
+    return win
+
+
+@pytest.fixture
+def window(qtbot, qasync_loop, gui_settings, gui_db, mixed_root):
+    win = open_window(qtbot, gui_settings, gui_db, mixed_root)
+    yield win
+    win.close()
+    win.bridge.shutdown()
+
+
+def type_query(qtbot, win: MainWindow, text: str) -> None:
+    win.search_bar.setFocus()
+    win.search_bar.clear()
+    qtbot.keyClicks(win.search_bar, text)
+
+
+def search(qtbot, win: MainWindow, text: str):
+    with qtbot.waitSignal(win.results_shown, timeout=10_000):
+        type_query(qtbot, win, text)
+    return win.last_response
+
+
+def wait_preview(qtbot, win: MainWindow) -> None:
+    qtbot.waitUntil(lambda: win.preview.task is not None and win.preview.task.done(), timeout=5_000)
+
+
+def drop(win: MainWindow, urls: list[QUrl]) -> None:
+    mime = QMimeData()
+    mime.setUrls(urls)
+    centre = QPoint(win.width() // 2, win.height() // 2)
+    enter = QDragEnterEvent(QPointF(centre), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(win, enter)
+    assert enter.isAccepted()
+    QApplication.sendEvent(win, QDropEvent(QPointF(centre), Qt.DropAction.CopyAction, mime,
+                                           Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier))
+
+
+# --- searching ------------------------------------------------------------------------------------
+
+
+def test_typing_fills_the_tree_once_typing_pauses(qtbot, window):
+    started = []
+    window.live.started.connect(started.append)
+    t0 = time.monotonic()
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        type_query(qtbot, window, "where do we retry failed http requests")
+        assert window.tree.hit_count == 0  # nothing until the debounce has passed
+    assert time.monotonic() - t0 >= 0.15
+    assert len(started) == 1  # one search for the whole burst of keystrokes
+    tree = window.tree
+    assert tree.results.hits[0].path == "src/http_client.py"
+    first_file = tree.results.item(0, 0).text()
+    assert first_file.startswith("src/http_client.py") and "hit" in first_file
+    hit_row = tree.results.item(0, 0).child(0, 0).text()
+    assert hit_row.startswith(f"L{tree.results.hits[0].start_line}")
+    assert tree.results.item(0, 0).child(0, 2).text() in ("exact", "semantic", "both")
+    assert "results in" in window.statusBar().currentMessage()
+
+
+def test_a_newer_query_supersedes_an_older_one(qtbot, window):
+    shown = []
+    window.results_shown.connect(shown.append)
+    window.search_bar.setText("evict the least recently used entry")
+    older = window.search_now()  # on its way to the worker...
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        type_query(qtbot, window, "multiply two matrices")  # ...when the user types something else
+    qtbot.waitUntil(older.done)
+    assert older.cancelled() or older.result() is None
+    assert shown == [window.live.seq]  # only the newest answer reached the tree
+    assert window.last_response.query == "multiply two matrices"
+    assert window.tree.results.hits[0].path == "cli/src/matrix.rs"
+
+
+def test_enter_searches_now_without_waiting_for_the_debounce(qtbot, window):
+    window.live.debounce_ms = 60_000
+    window.search_bar.setFocus()
+    qtbot.keyClicks(window.search_bar, "parse command line arguments")
+    with qtbot.waitSignal(window.results_shown, timeout=5_000):
+        qtbot.keyClick(window.search_bar, Qt.Key.Key_Return)
+    assert window.tree.results.hits[0].path == "cli/src/main.rs"
+
+
+def test_notice_and_errors_are_shown_in_the_window(qtbot, window):
+    search(qtbot, window, "ab")
+    assert window.banner.isVisible() and "exact matching" in window.banner.text()
+    search(qtbot, window, "refresh the access token")
+    assert not window.banner.isVisible()
+    window.project = str(Path("/nonexistent/project"))
+    with qtbot.waitSignal(window.message_shown, timeout=5_000) as blocker:
+        type_query(qtbot, window, "anything at all")
+    assert blocker.args[0] == "error" and "not indexed" in blocker.args[1]
+
+
+# --- keyboard and preview -------------------------------------------------------------------------
+
+
+def test_arrow_keys_and_enter_move_the_preview_from_the_search_bar(qtbot, window):
+    response = search(qtbot, window, "cache capacity evict")
+    wait_preview(qtbot, window)
+    hits = window.tree.results.hits
+    assert len(hits) >= 3 and window.tree.current_hit_position() == 0
+    assert window.preview.target.path == hits[0].path
+
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_Down)
+    wait_preview(qtbot, window)
+    assert window.tree.current_hit_position() == 1
+    assert (window.preview.target.path, window.preview.target.start_line) == (hits[1].path, hits[1].start_line)
+    assert QApplication.focusWidget() is window.search_bar  # moving did not leave the search bar
+
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_PageDown)
+    assert window.tree.current_hit_position() == min(len(hits) - 1, 11)
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_PageUp)
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_Up)
+    wait_preview(qtbot, window)
+    assert window.tree.current_hit_position() == 0
+    assert window.preview.target.start_line == hits[0].start_line
+
+    # Enter on a result opens it in the preview (here: after the preview showed something else).
+    window.tree.setFocus()
+    window.tree.select_hit(2)
+    wait_preview(qtbot, window)
+    window.preview.show_message("something else")
+    qtbot.keyClick(window.tree, Qt.Key.Key_Return)
+    wait_preview(qtbot, window)
+    assert window.preview.target.start_line == hits[2].start_line
+    assert response.results
+
+
+def test_preview_shows_the_hit_with_context_and_highlighted_lines(qtbot, window, mixed_root):
+    search(qtbot, window, "exponential backoff with jitter")
+    wait_preview(qtbot, window)
+    hit = window.tree.current_result()
+    file_lines = (mixed_root / hit.path).read_text().split("\n")
+    n = window.preview.context_lines
+    assert n == 5
+    code = window.preview.code
+    first, last = window.preview.shown_lines
+    assert first == max(1, hit.start_line - n) and code.first_line == first
+    assert last == min(len(file_lines) - (file_lines[-1] == ""), hit.end_line + n)
+    assert code.toPlainText() == "\n".join(file_lines[first - 1:last])
+    marked = [first + sel.cursor.blockNumber() for sel in code.extraSelections()]
+    assert marked == list(range(hit.start_line, hit.end_line + 1))
+    # Pygments colours: at least one fragment carries a non-default foreground.
+    block, coloured = code.document().begin(), False
+    while block.isValid() and not coloured:
+        it = block.begin()
+        while not it.atEnd():
+            coloured |= it.fragment().charFormat().foreground().style() != Qt.BrushStyle.NoBrush
+            it += 1
+        block = block.next()
+    assert coloured
+
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)  # more context
+    wait_preview(qtbot, window)
+    more_first, more_last = window.preview.shown_lines
+    assert more_first == max(1, hit.start_line - n - 10) and more_last >= last
+
+
+def test_shortcuts_switch_modes_move_clear_and_focus(qtbot, window):
+    search(qtbot, window, "matrix")
+    for key, mode in ((Qt.Key.Key_2, "semantic"), (Qt.Key.Key_3, "exact"), (Qt.Key.Key_1, "hybrid")):
+        with qtbot.waitSignal(window.results_shown, timeout=10_000):
+            qtbot.keyClick(window.search_bar, key, Qt.KeyboardModifier.AltModifier)
+        assert window.mode == mode and window.last_response.mode == mode
+        assert window.mode_actions[mode].isChecked()
+
+    count = window.tree.hit_count
+    assert count >= 2 and window.tree.current_hit_position() == 0
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_F4)
+    assert window.tree.current_hit_position() == 1
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_F4, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_F4, Qt.KeyboardModifier.ShiftModifier)
+    assert window.tree.current_hit_position() == count - 1  # wraps around
+
+    for key, mods in ((Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier),
+                      (Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier),
+                      (Qt.Key.Key_Slash, Qt.KeyboardModifier.NoModifier)):
+        window.tree.setFocus()
+        qtbot.waitUntil(lambda: QApplication.focusWidget() is window.tree)
+        qtbot.keyClick(window.tree, key, mods)
+        assert QApplication.focusWidget() is window.search_bar, key
+    assert window.search_bar.text() == "matrix"  # "/" focused the bar instead of typing
+
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_Escape)
+    assert window.search_bar.text() == "" and window.tree.hit_count == 0
+
+
+def test_dialogs_open_from_the_keyboard_and_filters_apply(qtbot, window):
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_F1)
+    shortcuts = window.findChild(ShortcutsDialog)
+    assert shortcuts is not None and shortcuts.isVisible()
+    listed = {shortcuts.table.item(r, 0).text() for r in range(shortcuts.table.rowCount())}
+    assert {"Ctrl+K or Ctrl+F or /", "F4", "Alt+1", "Ctrl+Shift+F", "F5", "Ctrl+,", "F1"} <= listed
+    shortcuts.close()
+
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
+    settings = window.findChild(SettingsDialog)
+    assert settings is not None and settings.isVisible()
+    settings.reject()
+
+    search(qtbot, window, "parse")
+    assert {r.language for r in window.last_response.results} - {"python"}
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier
+                   | Qt.KeyboardModifier.ShiftModifier)
+    filters = window.findChild(FiltersDialog)
+    assert filters is not None and filters.isVisible()
+    python = filters.languages.findItems("python", Qt.MatchFlag.MatchExactly)[0]
+    python.setCheckState(Qt.CheckState.Checked)
+    filters.globs.setText("src/**")
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        filters.accept()
+    assert window.filters.languages == ("python",) and window.filters.globs == ("src/**",)
+    assert window.last_response.results
+    assert all(r.language == "python" and r.path.startswith("src/") for r in window.last_response.results)
+    assert "python" in window.filters_button.text()
+
+
+def test_f5_reindexes_the_project(qtbot, window):
+    with qtbot.waitSignal(window.index_finished, timeout=30_000) as blocker:
+        qtbot.keyClick(window.search_bar, Qt.Key.Key_F5)
+    stats = blocker.args[0]
+    assert stats is not None and not stats.cancelled and stats.chunks_embedded == 0
+    assert "chunks" in window.engine_status.chunks.text()
+
+
+# --- drag and drop, progress, partial results, cancel ------------------------------------------
+
+
+def test_dropped_folder_indexes_with_paced_progress_partial_search_and_cancel(qtbot, window, tmp_path):
+    folder = tmp_path / "email-copy"
+    shutil.copytree(EMAIL_PACKAGE, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    ui_thread = QApplication.instance().thread()
+    emitted: list[tuple[float, str]] = []  # on the worker thread
+    arrived: list[tuple[float, str, bool]] = []  # on the receiving side
+    window.bridge._progress_from_worker.connect(lambda p: emitted.append((time.monotonic(), p.phase)),
+                                                Qt.ConnectionType.DirectConnection)
+    window.bridge.progressed.connect(
+        lambda p: arrived.append((time.monotonic(), p.phase, QThread.currentThread() is ui_thread)))
+
+    drop(window, [QUrl.fromLocalFile(str(folder))])
+    qtbot.waitUntil(lambda: window.project == str(folder.resolve()), timeout=5_000)
+    qtbot.waitUntil(lambda: len(arrived) >= 5, timeout=60_000)  # a few ticks while the first batch embeds
+    assert window.progress.isVisible() and "files" in window.progress.label.text()
+    assert window.bridge.indexing
+
+    response = search(qtbot, window, "parse an email message header")  # answered while indexing
+    assert window.bridge.indexing and response.partial
+    assert "partial" in window.banner.text()
+
+    with qtbot.waitSignal(window.index_finished, timeout=30_000) as blocker:
+        qtbot.mouseClick(window.progress.cancel, Qt.MouseButton.LeftButton)
+    assert blocker.args[0].cancelled
+    qtbot.waitUntil(lambda: not window.progress.isVisible())
+    assert "cancelled" in window.banner.text()
+
+    assert all(on_ui for _, _, on_ui in arrived)
+    for times in (emitted, [(t, phase) for t, phase, _ in arrived]):
+        same_phase_gaps = [b[0] - a[0] for a, b in pairwise(times) if a[1] == b[1]]
+        assert same_phase_gaps, times
+        limit = 0.49 if times is emitted else 0.3  # delivery to the UI thread adds some jitter
+        assert min(same_phase_gaps) >= limit, same_phase_gaps
+        assert max(same_phase_gaps) < 2.0, same_phase_gaps  # and they keep coming
+
+
+def test_dropped_paths_that_cannot_be_used_give_a_message(qtbot, window, tmp_path, mixed_root):
+    def dropped(url: QUrl) -> tuple[str, str]:
+        with qtbot.waitSignal(window.message_shown, timeout=5_000) as blocker:
+            drop(window, [url])
+        return blocker.args
+
+    kind, text = dropped(QUrl("https://example.com/repo.git"))
+    assert kind == "error" and "on this computer" in text
+    kind, text = dropped(QUrl.fromLocalFile(str(tmp_path / "missing")))
+    assert kind == "error" and "does not exist" in text
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    kind, text = dropped(QUrl.fromLocalFile(str(fifo)))
+    assert kind == "error" and "neither a folder nor a regular file" in text
+    stray = tmp_path / "notes.txt"
+    stray.write_text("hello")
+    kind, text = dropped(QUrl.fromLocalFile(str(stray)))
+    assert kind == "error" and "not inside an indexed project" in text
+    if os.geteuid() != 0:  # root reads anything
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0)
+        kind, text = dropped(QUrl.fromLocalFile(str(locked)))
+        assert kind == "error" and "permission denied" in text
+    assert window.isVisible()
+
+    # A file inside an indexed project selects that project and shows the file.
+    window.project = None
+    drop(window, [QUrl.fromLocalFile(str(mixed_root / "src" / "cache.py"))])
+    qtbot.waitUntil(lambda: window.preview.target is not None and window.preview.target.path == "src/cache.py",
+                    timeout=5_000)
+    assert window.project == str(mixed_root.resolve())
+    assert window.preview.code.toPlainText().startswith("from collections import OrderedDict")
+    assert window.preview.code.extraSelections() == []
+
+
+# --- settings and the screenshot ------------------------------------------------------------------
+
+
+def test_settings_persist_between_runs(qtbot, qasync_loop, tmp_path, gui_db, mixed_root):
+    ini = str(tmp_path / "persist.ini")
+    first = open_window(qtbot, AppSettings(QSettings(ini, QSettings.Format.IniFormat)), gui_db, mixed_root)
+    with qtbot.waitSignal(first.results_shown, timeout=10_000):
+        qtbot.keyClick(first.search_bar, Qt.Key.Key_2, Qt.KeyboardModifier.AltModifier)
+        type_query(qtbot, first, "matrix")
+    run(qtbot, first.apply_preferences(Preferences(8, 256 * 1024, None, "cpu")))  # restarts the engine
+    assert first.bridge.config.provider == "cpu"
+    assert first.bridge.config.index_options.selection.max_file_size == 256 * 1024
+    first.resize(1180, 740)
+    first.splitter.setSizes([330, 830])
+    sizes = first.splitter.sizes()
+    first.close()
+    first.bridge.shutdown()
+
+    settings = AppSettings(QSettings(ini, QSettings.Format.IniFormat))
+    second = open_window(qtbot, settings, gui_db, None)
+    try:
+        assert second.project == str(mixed_root.resolve())  # the last project, reopened
+        assert second.mode == "semantic" and second.mode_actions["semantic"].isChecked()
+        assert second.preview.context_lines == 8
+        assert second.height() == 740  # (the offscreen screen is 800 px wide, so only the height survives as is)
+        assert second.splitter.sizes()[0] == sizes[0]  # the result list keeps its width; the preview takes the rest
+        assert str(mixed_root.resolve()) in settings.recent_projects
+        assert [a.text().split(" ", 1)[1] for a in second.recent_menu.actions()] == settings.recent_projects
+        args = argparse.Namespace(db=None, model_dir=None, provider="auto")
+        config = engine_config(args, settings)
+        assert (config.provider, config.index_options.selection.max_file_size) == ("cpu", 256 * 1024)
+    finally:
+        second.close()
+        second.bridge.shutdown()
+
+
+def quarry_gui(tmp_path: Path, *args: object) -> subprocess.CompletedProcess:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    return subprocess.run([sys.executable, "-m", "desktop_app", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=180)
+
+
+def test_screenshot_flow_saves_a_png_of_the_window(tmp_path, gui_db, mixed_root):
+    shot = tmp_path / "shot.png"
+    proc = quarry_gui(tmp_path, "--root", mixed_root, "--query", "retry failed http requests", "--screenshot", shot,
+                      "--db", gui_db)
+    assert proc.returncode == 0, proc.stderr
+    found = re.search(r"(\d+) results", proc.stdout)
+    assert found and int(found.group(1)) > 0, proc.stdout
+    image = QImage(str(shot))
+    assert image.width() >= 1100 and image.height() >= 700
+    assert not (tmp_path / "config").exists() or not any((tmp_path / "config").rglob("*.conf"))  # left alone
+
+
+def test_screenshot_flow_fails_clearly(tmp_path, gui_db):
+    proc = quarry_gui(tmp_path, "--root", tmp_path / "nope", "--query", "x", "--screenshot", tmp_path / "s.png",
+                      "--db", gui_db)
+    assert proc.returncode == 1 and "does not exist" in proc.stderr and "Traceback" not in proc.stderr
+    proc = quarry_gui(tmp_path, "--root", tmp_path, "--screenshot", tmp_path / "s.png", "--db", gui_db)
+    assert proc.returncode == 2 and "--query" in proc.stderr
