@@ -284,9 +284,9 @@ class Worker:
             self._ready.set_exception(exc)
             self._fail_pending(exc)
             return
-        self._ready.set_result(None)
         if self._engine.needs_reembed:
-            self.reembed_handle = self._start_reembed()
+            self.reembed_handle = self._start_reembed()  # before start() returns, so callers can follow it
+        self._ready.set_result(None)
         try:
             while True:
                 job = self._next_job()
