@@ -8,12 +8,14 @@ import sys
 from pathlib import Path
 
 # PySide6 before qasync, so qasync binds to PySide6 rather than whichever Qt binding it finds first.
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication  # isort: split
 
 import qasync
 
 from .bridge import EngineBridge
 from .cli import UsageError
+from .desktop_entry import APP_ID, icon_files
 from .indexing.file_selection import SelectionOptions
 from .indexing.indexer import IndexOptions
 from .store.store import default_db_path
@@ -37,7 +39,8 @@ def run_gui(args: argparse.Namespace) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Quarry")
     app.setOrganizationName("Quarry")
-    app.setDesktopFileName("quarry")
+    app.setDesktopFileName(APP_ID)
+    app.setWindowIcon(application_icon())
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     settings = AppSettings()
@@ -55,6 +58,15 @@ def run_gui(args: argparse.Namespace) -> int:
             return 0
     finally:
         bridge.shutdown()
+
+
+def application_icon() -> QIcon:
+    """The icon at every size it is drawn in, so title bars, task switchers and docks get a sharp one."""
+    icon = QIcon()
+    for path in icon_files():
+        if path.suffix == ".png":  # the SVG would need Qt's SVG plugin and adds nothing over 16..512 px PNGs
+            icon.addFile(str(path))
+    return icon
 
 
 def engine_config(args: argparse.Namespace, settings: AppSettings) -> EngineConfig:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from .desktop_entry import install_for_current_user
 from .embedding import ModelError
 from .indexing.file_selection import SelectionOptions
 from .indexing.git_worktrees import is_known_worktree
@@ -27,8 +28,8 @@ from .search.request import (
     SearchFilters,
     SearchRequest,
 )
-from .store.connection import StoreError
-from .store.store import default_db_path
+from .store.connection import StoreError, StoreUnusable, busy_timeout_ms, move_aside
+from .store.store import check_store, default_db_path
 from .worker.worker import EngineConfig, Worker
 
 EXIT_FAILURE = 1
@@ -58,9 +59,12 @@ def _add_common(p: argparse.ArgumentParser, top: bool = False) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="quarry", description="Search a codebase by meaning and by name.")
     _add_common(parser, top=True)
-    parser.add_argument("--root", type=Path, help="(GUI) project folder to open")
+    parser.add_argument("--root", type=Path, help="(GUI) project folder to open (also `quarry FOLDER`)")
     parser.add_argument("--query", help="(GUI) query to run at start")
     parser.add_argument("--screenshot", type=Path, help="(GUI) save a PNG of the window and exit")
+    parser.add_argument("--install-desktop-entry", action="store_true",
+                        help="add Quarry to this user's applications menu and to \"Open with\" for folders, "
+                             "then exit")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     p = sub.add_parser("index", help="index a folder (a main scope, or a worktree scope)")
@@ -71,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--watch", action="store_true", help="after indexing, keep the index in step with file changes "
                                                          "until interrupted (Ctrl+C)")
+    p.add_argument("--rebuild", action="store_true",
+                   help="if the index database is damaged, not a database or from a newer Quarry, move it aside "
+                        "(to FILE.broken-DATE-TIME) and build a fresh one")
 
     p = sub.add_parser("search", help="search an indexed folder")
     _add_common(p)
@@ -109,7 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        argv = sys.argv[1:] if argv is None else list(argv)
+        _require_text(argv)
+        args = build_parser().parse_args(_folder_as_root(argv))
+        if args.install_desktop_entry:
+            return install_for_current_user()
         if args.command is None:
             from .app import run_gui
 
@@ -125,14 +136,53 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("interrupted", 130)
 
 
+def _require_text(argv: Sequence[str]) -> None:
+    """Arguments the system could not decode (bytes in another encoding, kept as surrogates) can be neither
+    stored nor searched as text."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise UsageError(f"the argument '{shown}' is not valid UTF-8 text; set your terminal to UTF-8 "
+                             "and type it again") from None
+
+
 def _fail(message: str, code: int) -> int:
     print(f"quarry: {message}", file=sys.stderr)
     return code
 
 
+def _folder_as_root(argv: list[str]) -> list[str]:
+    """`quarry FOLDER...`, what a file manager's "Open with Quarry" runs, opens the first folder like --root."""
+    folders = []
+    for arg in argv:
+        if arg in _COMMANDS or arg.startswith("-") or not Path(arg).is_dir():
+            break
+        folders.append(arg)
+    if not folders:
+        return argv
+    if len(folders) > 1:
+        print(f"quarry: opening {folders[0]}; Quarry opens one folder at a time", file=sys.stderr)
+    return ["--root", folders[0], *argv[len(folders):]]
+
+
+def _db_path(args: argparse.Namespace) -> Path:
+    return Path(args.db or default_db_path()).expanduser()
+
+
 def _worker(args: argparse.Namespace, index_options: IndexOptions | None = None) -> Worker:
-    db = args.db or default_db_path()
-    config = EngineConfig(Path(db).expanduser(), model_dir=args.model_dir, provider=args.provider,
+    try:
+        busy_timeout_ms()
+    except StoreError as exc:  # a bad setting is bad input: exit 2, before anything is opened
+        raise UsageError(str(exc)) from exc
+    if args.model_dir is not None and not args.model_dir.expanduser().is_dir():
+        raise UsageError(f"--model-dir {args.model_dir} is not a folder; give the folder holding model.onnx, "
+                         "tokenizer.json and quarry-model.json")
+    db = _db_path(args)
+    if db.is_dir():
+        raise UsageError(f"{db} is a folder, not an index database; pass a file path with --db")
+    config = EngineConfig(db, model_dir=args.model_dir, provider=args.provider,
                           index_options=index_options or IndexOptions())
     return Worker(config).start()
 
@@ -143,6 +193,8 @@ def _cmd_index(args: argparse.Namespace) -> int:
     if args.max_file_size <= 0:
         raise UsageError("--max-file-size must be a positive number of bytes")
     options = IndexOptions(selection=SelectionOptions(max_file_size=args.max_file_size))
+    if args.rebuild:
+        _move_aside_if_unusable(_db_path(args))
     worker = _worker(args, options)
     try:
         progress = None if args.quiet else _ProgressPrinter()
@@ -160,6 +212,20 @@ def _cmd_index(args: argparse.Namespace) -> int:
     finally:
         worker.close()
     return 130 if stats.cancelled else 0
+
+
+def _move_aside_if_unusable(db: Path) -> None:
+    """--rebuild: a store that cannot be used is moved aside (never deleted); a healthy one is kept."""
+    if not db.is_file():
+        return
+    try:
+        check_store(db)
+    except StoreUnusable as exc:
+        moved = move_aside(db)
+        print(f"quarry: {db} {exc.reason}: moved it aside to {moved} and building a fresh index "
+              "(other folders indexed in it need `quarry index` again)", file=sys.stderr, flush=True)
+    else:
+        print(f"quarry: {db} is a healthy index; nothing was moved aside", file=sys.stderr, flush=True)
 
 
 def _watch(worker: Worker, root: Path, as_json: bool) -> None:
@@ -218,6 +284,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
     queries = _queries(args)
     if not args.root and not args.all_scopes:
         raise UsageError("say which indexed folder to search with --root PATH (or use --all-scopes)")
+    if args.root and args.all_scopes:
+        raise UsageError("give either --root PATH or --all-scopes, not both")
     filters = SearchFilters(languages=tuple(args.lang), chunk_types=tuple(args.chunk_type),
                             symbol_types=tuple(args.symbol_type), symbol_names=tuple(args.symbol),
                             globs=tuple(args.glob), min_score=args.min_score, changed_only=args.changed)
@@ -276,11 +344,14 @@ def _print_response(response, with_context: bool) -> None:
 # --- scopes and history ----------------------------------------------------------------------------
 
 def _cmd_scopes(args: argparse.Namespace) -> int:
+    if args.action == "remove" and args.path is None:
+        raise UsageError("say which scope to remove: quarry scopes remove PATH")
+    if args.action == "list" and args.path is not None:
+        raise UsageError(f"`quarry scopes` lists every scope and takes no PATH; to drop {args.path} use "
+                         "`quarry scopes remove PATH`")
     worker = _worker(args)
     try:
         if args.action == "remove":
-            if args.path is None:
-                raise UsageError("say which scope to remove: quarry scopes remove PATH")
             collected = worker.remove_scope(args.path).result()
             print(f"removed {args.path.expanduser().resolve()} ({collected} unused chunks collected)")
             return 0

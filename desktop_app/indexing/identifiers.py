@@ -29,11 +29,12 @@ def words(text: str) -> list[str]:
 
 
 def expand_identifiers(text: str) -> str:
-    """Text for the keyword index: every word kept, compound identifiers followed by their parts."""
+    """Text for the keyword index: every word kept, identifiers followed by their parts."""
     out: list[str] = []
     for word in _WORD.findall(text):
         out.append(word)
         parts = split_identifier(word)
-        if len(parts) > 1:
+        # also when one part remains: `__init__` -> init, `0_` -> 0 (the index keeps `_` inside tokens)
+        if parts and parts != [word.lower()]:
             out.extend(parts)
     return " ".join(out)

@@ -15,7 +15,8 @@ from .context import FileLines, expand
 from .dedup import merge_overlapping
 from .embedding_cache import QueryEmbeddingCache
 from .fusion import Candidate, keyword_strengths, score, similarity
-from .query import ParsedQuery, fts_all, fts_any, parse
+from .keyword_plan import bounded_any
+from .query import ParsedQuery, fts_all, parse
 from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRequest, validate
 from .results import SearchResponse, SearchResult
 from .vector_index import VectorIndex
@@ -140,7 +141,8 @@ class Searcher:
             names.append(parsed.text)
         symbol_ids = set(self.store.symbol_matches(scope_ids, names, fetch, where)) if names else set()
         # Exact mode wants every word; hybrid lets BM25 weigh partial matches against the semantic side.
-        expressions = [fts_all(parsed), fts_any(parsed)] if mode == "exact" else [fts_any(parsed)]
+        any_word = bounded_any(parsed, self.store.keyword_row_counts)
+        expressions = [fts_all(parsed), any_word] if mode == "exact" else [any_word]
         ranks: list[tuple[int, float]] = []
         for expr in filter(None, expressions):
             ranks = self.store.keyword_search(scope_ids, expr, fetch, where)

@@ -1,7 +1,9 @@
 """Turning a user's query into keyword-index (FTS5) expressions that can never be a syntax error.
 
 Every term is quoted, so characters such as `*`, `"`, `(`, `-`, `:` or `NEAR` in a query are
-searched for as text rather than read as FTS5 operators.
+searched for as text rather than read as FTS5 operators. A pasted page of text keeps only its first
+MAX_TERMS distinct words and identifiers, so its keyword query stays fast (the model reads only the
+first few hundred tokens of it anyway).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from ..indexing.identifiers import split_identifier
 
 _TOKEN = re.compile(r"\w+")
+MAX_TERMS = 64
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*$")
 # Words too common in natural-language questions to say anything about code.
 STOPWORDS = frozenset((
@@ -26,7 +29,7 @@ STOPWORDS = frozenset((
 @dataclass(frozen=True)
 class ParsedQuery:
     text: str
-    words: tuple[str, ...]  # lower-case content words, identifiers split, stopwords dropped
+    words: tuple[str, ...]  # content words, identifiers split, stopwords dropped (FTS5 folds case)
     identifiers: tuple[str, ...]  # whole identifiers as typed (`read_file`, `JSONDecoder`, `a.b.c` -> c)
     looks_like_identifier: bool  # the whole query is one identifier or dotted path
 
@@ -50,13 +53,19 @@ def parse(query: str) -> ParsedQuery:
         parts = split_identifier(tok)
         if _looks_like_code(tok):
             identifiers.append(tok)
-        words.extend(p for p in parts if p not in STOPWORDS)
+        content = [p for p in parts if p not in STOPWORDS]
+        words.extend(content)
+        # The splitter knows ASCII letter cases only (`ñandú` keeps just "and", a stopword). The keyword index
+        # holds every word whole as well, so look for the word whole when its parts lost letters or say nothing.
+        if tok.lower() not in STOPWORDS and (not content or "".join(parts) != tok.replace("_", "").lower()):
+            words.append(tok)
     single = bool(_IDENTIFIER.match(text)) and " " not in text
     if single:
         last = re.split(r"\.|::|->", text)[-1]
         if last not in identifiers:
             identifiers.append(last)
-    return ParsedQuery(text, tuple(dict.fromkeys(words)), tuple(dict.fromkeys(identifiers)), single)
+    return ParsedQuery(text, tuple(dict.fromkeys(words))[:MAX_TERMS], tuple(dict.fromkeys(identifiers))[:MAX_TERMS],
+                       single)
 
 
 def fts_all(parsed: ParsedQuery) -> str | None:

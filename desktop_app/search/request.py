@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pathspec
 
@@ -13,6 +15,8 @@ MODES = ("hybrid", "semantic", "exact")
 MAX_K = 100
 MAX_CONTEXT = 200
 MIN_SEMANTIC_CHARS = 3
+# Symbol types are the chunker's lower-case names: function, method, class, struct, heading, ...
+_SYMBOL_TYPE = re.compile(r"[a-z_]+")
 
 
 class SearchError(ValueError):
@@ -82,6 +86,9 @@ def validate(request: SearchRequest) -> SearchRequest:
         raise SearchError("the overlap threshold must be above 0 and at most 1")
     if not request.roots and not request.all_scopes:
         raise SearchError("say which project to search: pass --root PATH or --all-scopes")
+    for root in request.roots:
+        if Path(root).expanduser().is_file():
+            raise SearchError(f"{root} is a file; pass the indexed folder that contains it with --root")
     _validate_filters(request.filters)
     return SearchRequest(**{**request.__dict__, "query": query})
 
@@ -105,3 +112,7 @@ def _validate_filters(f: SearchFilters) -> None:
             raise SearchError(f"invalid glob {pattern!r}: {exc}") from exc
     if any(not n.strip() for n in f.symbol_names):
         raise SearchError("an empty symbol name filter matches nothing")
+    for symbol_type in f.symbol_types:
+        if not _SYMBOL_TYPE.fullmatch(symbol_type):
+            raise SearchError(f"invalid symbol type {symbol_type!r}; use a lowercase name such as function, "
+                              "method, class, struct or heading")

@@ -1,4 +1,4 @@
-"""Opening the SQLite database with sqlite-vec and FTS5 available.
+"""Opening the SQLite database with sqlite-vec and FTS5 available, and saying what went wrong when it fails.
 
 Python's own sqlite3 module cannot load extensions on many interpreters (pyenv builds,
 macOS system Python), so the store uses apsw, which bundles a current SQLite with FTS5
@@ -7,37 +7,174 @@ and extension loading everywhere.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import apsw
 import sqlite_vec
 
+try:
+    import resource
+except ImportError:  # Windows: no per-process file size limit to check
+    resource = None
+
 BUSY_TIMEOUT_MS = 10_000
+BUSY_TIMEOUT_ENV = "QUARRY_BUSY_TIMEOUT_MS"
+# Below this much free space a write failure is taken for a full disk: sqlite-vec reports a failed write of
+# its 1.5 MB vector blocks as its own error, hiding SQLite's "database or disk is full".
+LOW_SPACE_BYTES = 16 << 20
+REBUILD_HINT = "run `quarry index FOLDER --rebuild` to move it aside and build a fresh index"
 
 
 class StoreError(Exception):
     """A store problem the user can act on; the message says what to do."""
 
 
+class StoreUnusable(StoreError):
+    """The file at the store path cannot serve as this build's index (not a database, damaged, or written by a
+    newer Quarry). Only the user may decide to move it aside (`move_aside`) and start a fresh one."""
+
+    def __init__(self, path: Path | str, reason: str, advice: str = f"{REBUILD_HINT}, or choose another file "
+                                                                    "with --db"):
+        super().__init__(f"the index database {path} {reason}; {advice}")
+        self.path = Path(path)
+        self.reason = reason  # e.g. "is damaged (...)", without the advice
+
+
+def busy_timeout_ms() -> int:
+    """How long to wait for another process's write lock: QUARRY_BUSY_TIMEOUT_MS, or 10 s."""
+    raw = os.environ.get(BUSY_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return BUSY_TIMEOUT_MS
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise StoreError(f"{BUSY_TIMEOUT_ENV} must be a whole number of milliseconds (got {raw!r}); "
+                         "fix or unset it")
+    return value
+
+
 def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connection:
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
-    try:
+    timeout = busy_timeout_ms()
+    with translate_errors(path):
         conn = apsw.Connection(str(path), flags=flags)
-    except apsw.CantOpenError as exc:
-        raise StoreError(f"cannot open the index database {path}: {exc}; check that its folder exists "
-                         "and is writable, or choose another file with --db") from exc
-    try:
-        conn.enable_load_extension(True)
-        conn.load_extension(sqlite_vec.loadable_path())
-        conn.enable_load_extension(False)
-        # Another Quarry process may be writing; wait for it rather than failing at once.
-        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-        conn.execute("PRAGMA foreign_keys = ON")
-        if not readonly:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-    except (apsw.NotADBError, apsw.CorruptError) as exc:
-        conn.close()
-        raise StoreError(f"{path} is not a Quarry index (or it is damaged); move it aside or "
-                         "choose another file with --db") from exc
+        try:
+            conn.enable_load_extension(True)
+            conn.load_extension(sqlite_vec.loadable_path())
+            conn.enable_load_extension(False)
+            # Another Quarry process may be writing; wait for it rather than failing at once.
+            conn.set_busy_timeout(timeout)
+            conn.execute("PRAGMA foreign_keys = ON")
+        except BaseException:
+            conn.close()
+            raise
     return conn
+
+
+def use_wal(conn: apsw.Connection) -> None:
+    """Switch to write-ahead logging (readers never wait for the writer). This rewrites the file header, so
+    call it only once the file is known to be a Quarry index or new."""
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+
+
+@contextlib.contextmanager
+def write_transaction(conn: apsw.Connection) -> Iterator[None]:
+    """One write transaction that takes the write lock up front.
+
+    A deferred transaction that reads and then writes cannot wait for another process's writer: SQLite
+    answers "database is locked" at once instead of calling the busy handler. BEGIN IMMEDIATE waits.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        # SQLite has already rolled back after some errors (a full disk, for one).
+        if not conn.getautocommit():
+            with contextlib.suppress(apsw.Error):
+                conn.execute("ROLLBACK")
+        raise
+
+
+@contextlib.contextmanager
+def translate_errors(path: Path | str) -> Iterator[None]:
+    """Turn SQLite's errors into StoreErrors that say what is wrong with `path` and what to do."""
+    try:
+        yield
+    except apsw.Error as exc:
+        raise store_error(exc, Path(path)) from exc
+
+
+def store_error(exc: apsw.Error, path: Path) -> StoreError:
+    if isinstance(exc, (apsw.NotADBError, apsw.CorruptError)):
+        return StoreUnusable(path, f"is not a Quarry index or is damaged ({exc})")
+    if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
+        return StoreError(f"the index database {path} is locked by another program (another `quarry index`?); "
+                          f"try again when it has finished, or wait longer by setting {BUSY_TIMEOUT_ENV}")
+    if isinstance(exc, apsw.FullError):
+        return _full(path)
+    if isinstance(exc, apsw.ReadOnlyError):
+        return StoreError(f"the index database {path} cannot be written ({exc}); make it and its folder "
+                          "writable, or choose another file with --db")
+    if isinstance(exc, apsw.CantOpenError):
+        return StoreError(f"cannot open the index database {path} ({exc}); {_open_advice(path)}")
+    if _out_of_space(path):
+        return _full(path)
+    if isinstance(exc, apsw.IOError):
+        return StoreError(f"reading or writing the index database {path} failed ({exc}); check that the disk "
+                          "has space and works, then run the command again")
+    return StoreError(f"the index database {path} gave an error ({exc}); if it keeps happening, {REBUILD_HINT}")
+
+
+def _full(path: Path) -> StoreError:
+    return StoreError(f"the disk holding {path} is full (or the file reached its size limit); free some space "
+                      "and run the command again (files indexed so far are kept)")
+
+
+def _out_of_space(path: Path) -> bool:
+    """Whether the store's disk is (nearly) full, or its files are at this process's file size limit."""
+    try:
+        if shutil.disk_usage(path.parent).free < LOW_SPACE_BYTES:
+            return True
+        if resource is None:
+            return False
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        files = [Path(f"{path}{suffix}") for suffix in ("", "-wal")]
+        used = max((f.stat().st_size for f in files if f.exists()), default=0)
+    except OSError:
+        return False
+    return limit != resource.RLIM_INFINITY and used + LOW_SPACE_BYTES >= limit
+
+
+def _open_advice(path: Path) -> str:
+    folder = path.parent
+    if not folder.is_dir():
+        return f"the folder {folder} does not exist; create it or choose another file with --db"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the folder {folder} is not writable for you; choose another file with --db"
+    return "check its permissions, or choose another file with --db"
+
+
+def move_aside(path: Path | str) -> Path:
+    """Rename the database at `path` (with its -wal and -shm files, so they stay a pair) to
+    `<name>.broken-YYYYmmdd-HHMMSS` beside it, and return the new path. Nothing is deleted."""
+    path = Path(path)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.broken-{stamp}")
+    n = 2
+    while any(Path(f"{target}{suffix}").exists() for suffix in ("", "-wal", "-shm")):
+        target = path.with_name(f"{path.name}.broken-{stamp}-{n}")
+        n += 1
+    for suffix in ("-wal", "-shm", ""):  # the database itself last: a crash midway leaves it where it was
+        source = Path(f"{path}{suffix}")
+        if source.exists():
+            os.replace(source, f"{target}{suffix}")
+    return target

@@ -7,9 +7,11 @@ names the model whose vectors searches use.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import apsw
 
-from .connection import StoreError
+from .connection import REBUILD_HINT, StoreError, StoreUnusable, write_transaction
 
 MIGRATIONS: list[str] = [
     # 1: scopes, files, chunks, file->chunk mappings, keyword index, models, search history
@@ -88,12 +90,26 @@ MIGRATIONS: list[str] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def migrate(conn: apsw.Connection) -> None:
-    version = conn.execute("PRAGMA user_version").fetchall()[0][0]
-    if version > SCHEMA_VERSION:
-        raise StoreError(f"this index was written by a newer Quarry (schema {version}, this build reads "
-                         f"up to {SCHEMA_VERSION}); upgrade Quarry or choose another file with --db")
-    for number in range(version, SCHEMA_VERSION):
-        with conn:
+def migrate(conn: apsw.Connection, path: Path) -> None:
+    """Bring the store at `path` up to SCHEMA_VERSION; refuse a store this build cannot read, and any
+    other program's SQLite database (it must never be written to)."""
+    version = check_version(conn, path)
+    if version == SCHEMA_VERSION:
+        return
+    with write_transaction(conn):
+        # Another process may have migrated between the check and taking the write lock.
+        for number in range(check_version(conn, path), SCHEMA_VERSION):
             conn.execute(MIGRATIONS[number])
             conn.execute(f"PRAGMA user_version = {number + 1}")
+
+
+def check_version(conn: apsw.Connection, path: Path) -> int:
+    """The store's schema version; raises when this build must not touch the file."""
+    version = conn.execute("PRAGMA user_version").fetchall()[0][0]
+    if version > SCHEMA_VERSION:
+        raise StoreUnusable(path, f"was written by a newer Quarry (schema {version}; this build reads up to "
+                                  f"{SCHEMA_VERSION})", f"upgrade Quarry, or {REBUILD_HINT}")
+    if version == 0 and conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()[0][0]:
+        raise StoreError(f"{path} is another program's SQLite database, not a Quarry index; "
+                         "choose another file with --db")
+    return version

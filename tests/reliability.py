@@ -1,0 +1,93 @@
+"""Shared by the reliability tests: real `quarry` processes, the store's invariants, an unprivileged user."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from desktop_app.store.connection import open_connection
+
+REPO = Path(__file__).resolve().parent.parent
+QUARRY = [sys.executable, "-m", "desktop_app"]
+NOBODY = 65534
+# The interpreter may live where 'nobody' cannot read it (here under /root), so the child starts as root,
+# imports everything the command needs (codecs load lazily), and only then drops to 'nobody' to run it.
+_AS_NOBODY = f"""
+import codecs, os, sys
+import desktop_app.cli as cli
+for encoding in ("utf-8-sig", "cp1252", "utf-16", "utf-32"):
+    codecs.lookup(encoding)
+os.setgroups([])
+os.setgid({NOBODY})
+os.setuid({NOBODY})
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def quarry(*args, env: dict | None = None, preexec_fn: Callable[[], None] | None = None,
+           timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([*QUARRY, *map(str, args)], capture_output=True, text=True, cwd=REPO, timeout=timeout,
+                          env={**os.environ, **(env or {})}, preexec_fn=preexec_fn)
+
+
+def quarry_as_nobody(*args, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", _AS_NOBODY, *map(str, args)], capture_output=True, text=True,
+                          cwd=REPO, timeout=timeout)
+
+
+def one_line_error(proc: subprocess.CompletedProcess, code: int, *fragments: str) -> str:
+    """Assert the CLI contract for a failure: exit `code`, one line on stderr, no traceback."""
+    message = proc.stderr.strip()
+    assert proc.returncode == code, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr and len(message.splitlines()) == 1, proc.stderr
+    for fragment in fragments:
+        assert fragment in message, message
+    return message
+
+
+def write_tree(root: Path, count: int, word: str) -> Path:
+    """`count` one-chunk Python files, each mentioning `word`, spread over a few packages."""
+    for i in range(count):
+        path = root / f"pkg{i % 12}" / f"{word}_{i}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {word} record {i}\nV = {i}\n")
+    return root
+
+
+def check_invariants(db: Path, *, blank_files: bool = False) -> int:
+    """Assert that the store is whole; return how many files it holds as indexed.
+
+    Whole means: SQLite's own check passes, every indexed file has its chunks (unless the tree has
+    `blank_files`, which have none), every mapping points at a stored chunk with a vector, and the keyword
+    index has exactly one row per mapping.
+    """
+    conn = open_connection(db)
+    try:
+        def scalar(sql: str) -> int:
+            return conn.execute(sql).fetchall()[0][0]
+
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        if not blank_files:
+            assert scalar("SELECT count(*) FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
+                          "(SELECT 1 FROM file_chunk fc WHERE fc.file_id = f.id)") == 0
+        assert scalar("SELECT count(*) FROM file_chunk fc WHERE NOT EXISTS "
+                      "(SELECT 1 FROM chunk c WHERE c.id = fc.chunk_id)") == 0
+        for (table,) in conn.execute("SELECT vector_table FROM model").fetchall():
+            assert scalar(f"SELECT count(*) FROM chunk c WHERE NOT EXISTS "
+                          f"(SELECT 1 FROM {table} v WHERE v.rowid = c.id)") == 0
+        assert scalar("SELECT count(*) FROM (SELECT id FROM fts_docsize EXCEPT SELECT id FROM file_chunk)") == 0
+        assert scalar("SELECT count(*) FROM fts_docsize") == scalar("SELECT count(*) FROM file_chunk")
+        return scalar("SELECT count(*) FROM file WHERE status = 'indexed'")
+    finally:
+        conn.close()
+
+
+def file_rows(db: Path, columns: Sequence[str] = ("path", "status", "skip_reason")) -> dict[str, tuple]:
+    conn = open_connection(db)
+    try:
+        return {r[0]: r[1:] for r in conn.execute(f"SELECT {', '.join(columns)} FROM file").fetchall()}
+    finally:
+        conn.close()

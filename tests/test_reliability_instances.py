@@ -1,0 +1,116 @@
+"""Part 4 of the reliability issue: several real processes on one store.
+
+Two `quarry index` runs write different folders into one store while a third process searches it in a
+loop. Writers queue for SQLite's write lock (BEGIN IMMEDIATE and a busy timeout), readers never wait in
+WAL mode, and the searching process's in-memory vectors catch up through PRAGMA data_version.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+from .reliability import QUARRY, REPO, check_invariants, write_tree
+
+FILES = 300  # per folder: two write batches each
+
+# A long-lived searching process, as a second app instance would be: searches until told to stop, then
+# reports what it saw. Each round runs a hybrid search of the already indexed repository and semantic
+# searches for the two folders being indexed, which only the refreshed in-memory vectors can answer.
+_SEARCHER = """
+import json, sys
+from pathlib import Path
+from desktop_app.search.request import SearchRequest
+from desktop_app.worker.worker import EngineConfig, Worker
+
+db, mixed, stop = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+worker = Worker(EngineConfig(Path(db))).start()
+
+def top_roots(query):
+    response = worker.search(SearchRequest(query, all_scopes=True, mode="semantic", k=3)).result()
+    return [r.scope_root for r in response.results]
+
+report = {"rounds": 0, "errors": [], "first": None, "last": None}
+print("ready", flush=True)
+while True:
+    last_round = stop.exists()
+    try:
+        top = worker.search(SearchRequest("retry failed http requests", roots=(mixed,))).result().results[0]
+        assert top.path == "src/http_client.py", top.path
+        seen = {"heron": top_roots("heron record"), "walrus": top_roots("walrus record")}
+        report["first"] = report["first"] or seen
+        report["last"] = seen
+    except Exception as exc:
+        report["errors"].append(f"{type(exc).__name__}: {exc}")
+    report["rounds"] += 1
+    if last_round:
+        break
+worker.close()
+print(json.dumps(report), flush=True)
+"""
+
+
+def test_two_indexers_and_a_searcher_share_one_store(tmp_path, mixed_root, mixed_index):
+    db = tmp_path / "index.db"
+    shutil.copy(mixed_index[0], db)
+    herons = write_tree(tmp_path / "herons", FILES, "heron").resolve()
+    walruses = write_tree(tmp_path / "walruses", FILES, "walrus").resolve()
+    stop = tmp_path / "stop"
+
+    searcher = subprocess.Popen([sys.executable, "-c", _SEARCHER, str(db), str(mixed_root), str(stop)], cwd=REPO,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert searcher.stdout.readline().strip() == "ready", searcher.stderr.read()
+    indexers = [subprocess.Popen([*QUARRY, "index", str(root), "--db", str(db), "--json"], cwd=REPO,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for root in (herons, walruses)]
+    outputs = [p.communicate(timeout=300) for p in indexers]
+    stop.touch()
+    report_line, searcher_err = searcher.communicate(timeout=120)
+
+    for proc, (out, err) in zip(indexers, outputs, strict=True):
+        assert proc.returncode == 0 and "locked" not in err, err
+        assert json.loads(out.strip().splitlines()[-1])["files_indexed"] == FILES
+    assert searcher.returncode == 0, searcher_err
+    report = json.loads(report_line)
+    assert report["errors"] == [] and report["rounds"] >= 3, report
+    assert str(herons) not in report["first"]["heron"] or str(walruses) not in report["first"]["walrus"]
+    assert set(report["last"]["heron"]) == {str(herons)} and set(report["last"]["walrus"]) == {str(walruses)}
+    assert check_invariants(db) == 8 + 2 * FILES
+
+
+# Another instance writing all the time: it holds the write lock 200 ms of every 250 ms until stdin closes.
+_BUSY_WRITER = """
+import sys, threading, time
+import apsw
+conn = apsw.Connection(sys.argv[1])
+done = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+print("writing", flush=True)
+while not done.is_set():
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("INSERT INTO meta (key, value) VALUES ('busy', 'x') ON CONFLICT DO UPDATE SET value = 'y'")
+    time.sleep(0.2)
+    conn.execute("COMMIT")
+    time.sleep(0.05)
+"""
+
+
+def test_an_index_waits_for_a_busy_writer_instead_of_failing(tmp_path, mixed_index):
+    """A transaction that reads before it writes cannot wait for another writer (SQLite answers "database is
+    locked" at once), so every store write must take the lock up front."""
+    db = tmp_path / "index.db"
+    shutil.copy(mixed_index[0], db)
+    folder = write_tree(tmp_path / "notes", 40, "note")
+    writer = subprocess.Popen([sys.executable, "-c", _BUSY_WRITER, str(db)], cwd=REPO, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "writing"
+        index = subprocess.run([*QUARRY, "index", str(folder), "--db", str(db), "--json", "--quiet"], cwd=REPO,
+                               capture_output=True, text=True, timeout=300)
+    finally:
+        writer.stdin.close()
+        assert writer.wait(timeout=30) == 0
+    assert index.returncode == 0, index.stderr
+    assert json.loads(index.stdout)["files_indexed"] == 40

@@ -1,0 +1,77 @@
+"""Part 1 of the reliability issue: a real `kill -9` of a real `quarry index` loses no finished work.
+
+Each batch of files is written in one transaction, so whatever moment the process dies at, the store
+holds whole files or nothing of them, and the next run embeds exactly the files that were not finished.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from .reliability import QUARRY, REPO, check_invariants, quarry, write_tree
+
+FILES = 600  # one chunk each: three write batches, small enough to embed in a few seconds
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory) -> Path:
+    return write_tree(tmp_path_factory.mktemp("kill") / "ledger", FILES, "ledger")
+
+
+def _start_index(root: Path, db: Path, stderr=subprocess.PIPE) -> subprocess.Popen:
+    return subprocess.Popen([*QUARRY, "index", str(root), "--db", str(db)], cwd=REPO, stdout=subprocess.DEVNULL,
+                            stderr=stderr, text=True)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+
+
+def _kill_after_first_batch(root: Path, db: Path) -> None:
+    """kill -9 as soon as the first batch is reported written (the first "in_progress" progress line)."""
+    proc = _start_index(root, db)
+    for line in proc.stderr:
+        if line.startswith("in_progress"):
+            _kill(proc)
+            break
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == -signal.SIGKILL, "the index finished before the first in_progress line"
+
+
+def _kill_at(root: Path, db: Path, delay: float) -> None:
+    """kill -9 `delay` seconds after the start, whatever it is doing then (it may already have finished)."""
+    proc = _start_index(root, db, stderr=subprocess.DEVNULL)
+    time.sleep(delay)
+    if proc.poll() is None:
+        _kill(proc)
+    assert proc.wait(timeout=60) in (0, -signal.SIGKILL)
+
+
+def test_kill_9_mid_index_keeps_whole_files_and_resumes(tmp_path, ledger):
+    db = tmp_path / "index.db"
+    _kill_after_first_batch(ledger, db)
+    done_first = check_invariants(db)
+    assert 0 < done_first < FILES
+
+    seed = random.randrange(1 << 32)
+    delay = random.Random(seed).uniform(0.2, 4.0)
+    _kill_at(ledger, db, delay)
+    done_second = check_invariants(db)
+    assert done_second >= done_first, f"seed {seed}: a kill after {delay:.2f}s lost finished files"
+
+    proc = quarry("index", ledger, "--db", db, "--json")
+    assert proc.returncode == 0, proc.stderr
+    stats = json.loads(proc.stdout.strip().splitlines()[-1])
+    left = FILES - done_second
+    assert (stats["files_changed"], stats["chunks_embedded"]) == (left, left), f"seed {seed}, delay {delay:.2f}s"
+    assert stats["files_indexed"] == FILES and stats["chunks_total"] == FILES
+    assert check_invariants(db) == FILES

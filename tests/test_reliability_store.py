@@ -1,0 +1,230 @@
+"""Part 3 of the reliability issue: bad databases explain themselves and are never overwritten unasked.
+
+Every case runs the real `quarry` command on a real bad file: one line on stderr saying what to do, exit 1,
+and the user's file byte for byte as it was until they ask for `--rebuild`, which moves it aside.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import apsw
+import pytest
+
+from desktop_app.store.connection import move_aside
+
+from .reliability import check_invariants, one_line_error, quarry, quarry_as_nobody, write_tree
+
+PAGE = 4096
+FILES = 300  # one chunk each: two write batches
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _corrupt(db: Path) -> None:
+    """Overwrite pages 2-4 (the first tables' roots) with garbage, as a failing disk or a stray write would."""
+    with open(db, "r+b") as f:
+        f.seek(PAGE)
+        f.write(random.Random(7).randbytes(3 * PAGE))
+
+
+def _set_user_version(db: Path, version: int) -> None:
+    conn = apsw.Connection(str(db))
+    conn.execute(f"PRAGMA user_version = {version}")
+    conn.close()
+
+
+def _broken_copies(db: Path) -> list[Path]:
+    return sorted(db.parent.glob(db.name + ".broken-*"))
+
+
+@pytest.fixture
+def store_copy(tmp_path, mixed_index) -> Path:
+    db = tmp_path / "index.db"
+    shutil.copy(mixed_index[0], db)
+    return db
+
+
+@pytest.fixture
+def small_folder(tmp_path) -> Path:
+    """One file to index: enough for a write, quick to embed."""
+    folder = tmp_path / "small"
+    folder.mkdir()
+    (folder / "late.py").write_text("def arrived_late():\n    return 'after the lock'\n")
+    return folder
+
+
+@pytest.mark.parametrize("damage, says", [
+    (_corrupt, "is damaged"),
+    (lambda db: db.write_text("my notes, not a database\n" * 200), "not a Quarry index"),
+    (lambda db: _set_user_version(db, 99), "newer Quarry (schema 99"),
+], ids=["garbage-pages", "not-a-database", "newer-schema"])
+def test_unusable_store_is_explained_kept_and_moved_aside_only_on_rebuild(store_copy, mixed_root, small_folder,
+                                                                          damage, says):
+    damage(store_copy)
+    before = _digest(store_copy)
+    for args in (("search", "retry", "--root", mixed_root), ("index", small_folder)):
+        one_line_error(quarry(*args, "--db", store_copy), 1, "--rebuild")
+    assert _digest(store_copy) == before and not _broken_copies(store_copy)
+
+    rebuilt = quarry("index", small_folder, "--db", store_copy, "--rebuild", "--json", "--quiet")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert says in rebuilt.stderr and "moved it aside" in rebuilt.stderr
+    [moved] = _broken_copies(store_copy)
+    assert _digest(moved) == before
+    assert json.loads(rebuilt.stdout)["files_indexed"] == 1
+    check_invariants(store_copy)
+
+
+def test_rebuild_keeps_a_healthy_store_and_refuses_another_programs_database(tmp_path, store_copy, mixed_root):
+    kept = quarry("index", mixed_root, "--db", store_copy, "--rebuild", "--quiet")  # nothing to embed
+    assert kept.returncode == 0 and "healthy" in kept.stderr and not _broken_copies(store_copy)
+
+    foreign = tmp_path / "places.sqlite"
+    conn = apsw.Connection(str(foreign))
+    conn.execute("CREATE TABLE bookmarks (url TEXT); INSERT INTO bookmarks VALUES ('https://example.org')")
+    conn.close()
+    before = _digest(foreign)
+    for args in (("index", mixed_root), ("index", mixed_root, "--rebuild")):
+        one_line_error(quarry(*args, "--db", foreign), 1, "another program's SQLite database")
+    assert _digest(foreign) == before and not _broken_copies(foreign)
+
+
+def test_move_aside_takes_the_wal_along_and_never_overwrites(tmp_path):
+    db = tmp_path / "index.db"
+    for suffix, content in (("", b"db"), ("-wal", b"wal"), ("-shm", b"shm")):
+        Path(f"{db}{suffix}").write_bytes(content)
+    first = move_aside(db)
+    db.write_bytes(b"second")
+    second = move_aside(db)
+    assert first != second and not db.exists()
+    assert [Path(f"{first}{s}").read_bytes() for s in ("", "-wal", "-shm")] == [b"db", b"wal", b"shm"]
+    assert second.read_bytes() == b"second" and not Path(f"{second}-wal").exists()
+
+
+@pytest.fixture
+def world_tmp() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="quarry-rel-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="drops to 'nobody' from root")
+def test_read_only_locations_are_explained(world_tmp, mixed_index, mixed_root):
+    # 'nobody' may read but not write this root-owned folder and the index in it.
+    shutil.copy(mixed_index[0], world_tmp / "index.db")
+    (world_tmp / "index.db").chmod(0o644)
+    before = _digest(world_tmp / "index.db")
+    one_line_error(quarry_as_nobody("index", mixed_root, "--db", world_tmp / "index.db"), 1, "cannot be written",
+                   "--db")
+    one_line_error(quarry_as_nobody("scopes", "--db", world_tmp / "new.db"), 1, "not writable", "--db")
+    one_line_error(quarry_as_nobody("scopes", "--db", world_tmp / "sub" / "new.db"), 1, "cannot create the folder")
+    assert _digest(world_tmp / "index.db") == before
+
+
+@dataclass
+class SmallDisk:
+    """A folder where writes run out of space for real, and how to give them room again."""
+
+    kind: str
+    folder: Path
+    preexec: Callable[[], None] | None
+    make_room: Callable[[], None]
+
+
+def _file_size_limit(limit: int) -> Callable[[], None]:
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # so a write past the limit fails with EFBIG instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+@pytest.fixture(params=["tmpfs", "file-size-limit"])
+def small_disk(request, tmp_path) -> Iterator[SmallDisk]:
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    if request.param == "file-size-limit":
+        disk = SmallDisk("file-size-limit", folder, _file_size_limit(1_500_000), lambda: None)
+        yield disk
+        return
+    # A 2 MB tmpfs fills during the test tree's second batch: a real ENOSPC from the kernel.
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(folder)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root on Linux)")
+    disk = SmallDisk("tmpfs", folder, None, lambda: subprocess.run(
+        ["mount", "-o", "remount,size=64m", str(folder)], check=True))
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    return write_tree(tmp_path_factory.mktemp("full") / "tree", FILES, "quota")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="tmpfs and RLIMIT_FSIZE behave this way on Linux")
+def test_full_disk_is_explained_and_the_next_run_resumes(small_disk, tree):
+    db = small_disk.folder / "index.db"
+    full = quarry("index", tree, "--db", db, "--quiet", preexec_fn=small_disk.preexec)
+    one_line_error(full, 1, "is full", "free some space")
+    kept = check_invariants(db)
+    assert kept < FILES
+    small_disk.make_room()
+    resumed = quarry("index", tree, "--db", db, "--quiet", "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    stats = json.loads(resumed.stdout)
+    assert (stats["files_changed"], stats["files_indexed"]) == (FILES - kept, FILES)
+    assert check_invariants(db) == FILES
+
+
+class _LockHolder:
+    """Another process holding the store's write lock (BEGIN EXCLUSIVE) until told to let go."""
+
+    def __init__(self, db: Path):
+        script = ("import apsw, sys; c = apsw.Connection(sys.argv[1]); c.execute('BEGIN EXCLUSIVE'); "
+                  "c.execute('DELETE FROM history'); print('locked', flush=True); sys.stdin.read()")
+        self.proc = subprocess.Popen([sys.executable, "-c", script, str(db)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout.readline().strip() == "locked"
+
+    def release(self) -> None:
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=30) == 0
+
+
+def test_a_store_locked_by_another_process_is_explained_and_reads_still_work(store_copy, mixed_root, small_folder):
+    holder = _LockHolder(store_copy)
+    try:
+        env = {"QUARRY_BUSY_TIMEOUT_MS": "300"}
+        one_line_error(quarry("index", small_folder, "--db", store_copy, "--quiet", env=env), 1,
+                       "locked by another program", "QUARRY_BUSY_TIMEOUT_MS")
+        found = quarry("search", "LRUCache", "--root", mixed_root, "--db", store_copy, "--json", env=env)
+        assert found.returncode == 0 and json.loads(found.stdout)["results"][0]["path"] == "src/cache.py"
+    finally:
+        holder.release()
+    resumed = quarry("index", small_folder, "--db", store_copy, "--quiet", "--json")
+    assert json.loads(resumed.stdout)["files_changed"] == 1
+
+
+@pytest.mark.parametrize("value", ["soon", "-5"])
+def test_a_bad_busy_timeout_setting_is_bad_input(store_copy, value):
+    one_line_error(quarry("scopes", "--db", store_copy, env={"QUARRY_BUSY_TIMEOUT_MS": value}), 2,
+                   "QUARRY_BUSY_TIMEOUT_MS")

@@ -1,0 +1,226 @@
+"""The worker's in-memory vector index against a real store (SQLite file, sqlite-vec, vectors written
+through Store.write_batch): it keeps up with writes and deletions, its quantised fast path agrees with
+exact float32 search, and it honours the allowed set."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from desktop_app.search import quantized_rows
+from desktop_app.search.vector_index import VectorIndex
+from desktop_app.store import vec0_storage
+from desktop_app.store.store import ChunkRef, FileWrite, HitFilter, NewChunk, Store
+
+MODEL = "test-random"
+DIMS = 384
+
+
+def unit(rng: np.random.Generator, n: int, dims: int = DIMS) -> np.ndarray:
+    x = rng.standard_normal((n, dims), dtype=np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+class Corpus:
+    """Writes files of chunks with random vectors and remembers every vector written, by chunk id."""
+
+    def __init__(self, store: Store, seed: int = 0):
+        self.store = store
+        self.rng = np.random.default_rng(seed)
+        store.register_model(MODEL, DIMS, "test")
+        self.scope = store.create_scope("/repo")
+        self.code: dict[str, np.ndarray] = {}  # by chunk hash
+        self.names: dict[str, np.ndarray] = {}
+        self.files: dict[str, list[str]] = {}  # chunk hashes by path
+        self.files_written = 0
+
+    def write(self, n_files: int, chunks_per_file: int, language: str = "python", named_share: float = 0.7,
+              prefix: str = "src") -> None:
+        files, new = [], []
+        for f in range(self.files_written, self.files_written + n_files):
+            path = f"{prefix}/module_{f}.{'py' if language == 'python' else 'rs'}"
+            vectors = unit(self.rng, chunks_per_file * 2)
+            refs = []
+            for i in range(chunks_per_file):
+                text = f"def function_{f}_{i}():\n    return {i}"
+                h = hashlib.sha256(f"{path}\n{text}".encode()).hexdigest()
+                named = self.rng.random() < named_share
+                refs.append(ChunkRef(h, i, 2 * i + 1, 2 * i + 2, "function", f"function_{f}_{i}" if named else None,
+                                     "function" if named else None, None, "", path, text))
+                new.append(NewChunk(h, text, 8, vectors[2 * i], vectors[2 * i + 1] if named else None))
+                self.code[h] = vectors[2 * i]
+                if named:
+                    self.names[h] = vectors[2 * i + 1]
+            files.append(FileWrite(path, 100, 1, h, language, refs))
+            self.files[path] = [r.chunk_hash for r in refs]
+        self.files_written += n_files
+        self.store.write_batch(self.scope.id, MODEL, new, files)
+
+    def delete(self, paths: list[str]) -> None:
+        self.store.write_batch(self.scope.id, MODEL, [], deleted=paths)
+        self.store.collect_garbage()
+        for path in paths:
+            for h in self.files.pop(path):
+                self.code.pop(h, None)
+                self.names.pop(h, None)
+
+    def by_id(self, names: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, vectors) of every live vector of this kind, as exact search sees them."""
+        vectors = self.names if names else self.code
+        ids = self.store.known_chunks(list(vectors), MODEL)
+        order = sorted(vectors, key=lambda h: ids[h])
+        return np.array([ids[h] for h in order], dtype=np.int64), np.stack([vectors[h] for h in order])
+
+
+def exact_top(ids: np.ndarray, vectors: np.ndarray, query: np.ndarray, k: int,
+              allowed: np.ndarray | None = None) -> list[int]:
+    sims = vectors @ query
+    if allowed is not None:
+        sims = np.where(np.isin(ids, allowed), sims, -np.inf)
+    top = np.argsort(-sims, kind="stable")[:k]
+    return [int(ids[i]) for i in top if sims[i] > -np.inf]
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "index.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of 256 vectors, so a few thousand vectors span many blocks and several growth steps."""
+    monkeypatch.setattr(quantized_rows, "BLOCK", 256)
+    monkeypatch.setattr(quantized_rows, "_FIRST_CAPACITY", 16)
+
+
+def test_appends_what_each_write_adds(store, small_blocks):
+    corpus = Corpus(store)
+    index = VectorIndex(store, MODEL, DIMS)
+    corpus.write(10, 20)
+    index.refresh()
+    assert index._code.live_count == 200
+    corpus.write(15, 20)
+    index.refresh()
+    ids, vectors = corpus.by_id()
+    assert index._code.live_count == len(ids) == 500
+    np.testing.assert_array_equal(index._code.ids, ids)
+    for q in unit(corpus.rng, 5):
+        allowed = index.allowed([corpus.scope.id])
+        found = [cid for cid, _ in index.nearest(q, allowed, 10)]
+        assert found == exact_top(ids, vectors, q, 10)
+
+
+def test_deleted_vectors_are_forgotten_without_reloading(store, small_blocks):
+    corpus = Corpus(store)
+    index = VectorIndex(store, MODEL, DIMS)
+    corpus.write(30, 20)
+    index.refresh()
+    before = index._code
+    gone = [cid for path in ("src/module_3.py", "src/module_17.py")
+            for cid in store.known_chunks(corpus.files[path], MODEL).values()]
+    corpus.delete(["src/module_3.py", "src/module_17.py"])
+    index.refresh()
+    assert index._code is before  # rows marked dead in place, not a reload
+    ids, vectors = corpus.by_id()
+    assert index._code.live_count == len(ids) == 560
+    np.testing.assert_array_equal(index._code.live_ids(), ids)
+    allowed = index.allowed([corpus.scope.id])
+    for q in unit(corpus.rng, 5):
+        found = [cid for cid, _ in index.nearest(q, allowed, 600)]
+        assert not set(found) & set(gone) and len(found) == 560
+    assert not index.similarities(vectors[0], gone)
+
+
+def test_vectors_arriving_below_held_ids_trigger_a_reload(store):
+    corpus = Corpus(store)
+    corpus.write(4, 10, named_share=0.0)
+    ids, _ = corpus.by_id()
+    store.register_model("other", DIMS, "test")
+    late = unit(corpus.rng, len(ids))
+    store.add_vectors("other", [(int(cid), vec, None) for cid, vec in zip(ids[20:], late[20:], strict=True)])
+    index = VectorIndex(store, "other", DIMS)
+    index.refresh()
+    store.add_vectors("other", [(int(cid), vec, None) for cid, vec in zip(ids[:20], late[:20], strict=True)])
+    index.refresh()
+    np.testing.assert_array_equal(index._code.ids, ids)
+    sims = index.similarities(late[3], ids.tolist())
+    assert sims[int(ids[3])] == pytest.approx(1.0, abs=1e-4)
+
+
+def test_fast_path_agrees_with_exact_search(store):
+    corpus = Corpus(store, seed=1)
+    corpus.write(150, 20)  # 3,000 chunks, ~2,100 with a name vector
+    index = VectorIndex(store, MODEL, DIMS)
+    index.refresh()
+    allowed = index.allowed([corpus.scope.id])
+    for names in (False, True):
+        ids, vectors = corpus.by_id(names)
+        recalls = []
+        for q in unit(corpus.rng, 40):
+            truth = exact_top(ids, vectors, q, 10)
+            found = index.nearest(q, allowed, 10, names=names)
+            recalls.append(len({cid for cid, _ in found} & set(truth)) / 10)
+            exact = dict(zip(ids.tolist(), (vectors @ q).tolist(), strict=True))
+            for cid, sim in found:
+                assert sim == pytest.approx(exact[cid], abs=2e-4)
+        assert np.mean(recalls) >= 0.99, (names, np.mean(recalls))
+
+
+@pytest.mark.parametrize("python_files", [1, 20, 120], ids=["below-shortlist", "sparse", "most"])
+def test_only_allowed_chunks_are_returned(store, python_files):
+    corpus = Corpus(store, seed=2)
+    corpus.write(python_files, 10, language="python")
+    corpus.write(150 - python_files, 10, language="rust", prefix="lib")
+    index = VectorIndex(store, MODEL, DIMS)
+    index.refresh()
+    python = index.allowed([corpus.scope.id], HitFilter(languages=("python",)))
+    assert len(python) == python_files * 10
+    ids, vectors = corpus.by_id()
+    for q in unit(corpus.rng, 5):
+        found = [cid for cid, _ in index.nearest(q, python, 10)]
+        assert set(found) <= set(python.tolist())
+        assert found == exact_top(ids, vectors, q, 10, python)
+    assert index.nearest(unit(corpus.rng, 1)[0], np.zeros(0, dtype=np.int64), 10) == []
+
+
+def test_similarities_cover_chunks_with_and_without_name_vectors(store):
+    corpus = Corpus(store, seed=3)
+    corpus.write(10, 10, named_share=0.5)
+    index = VectorIndex(store, MODEL, DIMS)
+    index.refresh()
+    hashes = list(corpus.code)
+    ids = store.known_chunks(hashes, MODEL)
+    q = unit(corpus.rng, 1)[0]
+    code = index.similarities(q, [ids[h] for h in hashes])
+    names = index.similarities(q, [ids[h] for h in hashes], names=True)
+    assert set(code) == set(ids.values())
+    assert set(names) == {ids[h] for h in corpus.names} and 0 < len(names) < len(code)
+    for h in hashes:
+        assert code[ids[h]] == pytest.approx(float(corpus.code[h] @ q), abs=2e-4)
+        if h in corpus.names:
+            assert names[ids[h]] == pytest.approx(float(corpus.names[h] @ q), abs=2e-4)
+    assert index.similarities(q, [10**9]) == {}
+
+
+def test_shadow_table_reads_match_the_virtual_table(store, monkeypatch):
+    corpus = Corpus(store, seed=4)
+    corpus.write(40, 10)
+    corpus.delete(["src/module_5.py", "src/module_30.py"])  # leaves holes in vec0's chunks
+    corpus.write(5, 10)  # which new vectors may fill
+    fast = list(store.iter_vectors(MODEL, after_id=7, batch=64))
+    ids_fast = store.vector_ids(MODEL)
+    count_fast = store.vector_count(MODEL, names=True)
+    monkeypatch.setattr(vec0_storage, "_ROWID_COLUMNS", ("not", "sqlite-vec 0.1"))
+    assert not store._vec0_table(MODEL, False).shadow_readable
+    slow = list(store.iter_vectors(MODEL, after_id=7, batch=64))
+    np.testing.assert_array_equal(np.concatenate([i for i, _ in fast]), np.concatenate([i for i, _ in slow]))
+    np.testing.assert_array_equal(np.concatenate([m for _, m in fast]), np.concatenate([m for _, m in slow]))
+    np.testing.assert_array_equal(ids_fast, store.vector_ids(MODEL))
+    assert count_fast == store.vector_count(MODEL, names=True) == len(corpus.names)
+    ids, vectors = corpus.by_id()
+    np.testing.assert_array_equal(ids_fast, ids)
+    np.testing.assert_array_equal(np.concatenate([m for _, m in fast]), vectors[ids > 7])
