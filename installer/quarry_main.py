@@ -1,0 +1,26 @@
+"""Entry point of the standalone bundle: the same `quarry` command as the pip-installed one."""
+
+import os
+import sys
+
+from desktop_app.cli import main
+
+
+def restore_library_path() -> None:
+    """Give the programs Quarry starts (git, xdg-open, the user's editor) the user's own library path.
+
+    On Linux the bundle's bootloader points LD_LIBRARY_PATH at the bundle (keeping any earlier value in
+    LD_LIBRARY_PATH_ORIG); a child that inherited it could load the bundle's Qt or GLib instead of its own.
+    This process is unaffected: the dynamic loader reads the variable only once, at start.
+    """
+    original = os.environ.pop("LD_LIBRARY_PATH_ORIG", None)
+    if original is not None:
+        os.environ["LD_LIBRARY_PATH"] = original
+    else:
+        os.environ.pop("LD_LIBRARY_PATH", None)
+
+
+if __name__ == "__main__":
+    if sys.platform.startswith("linux"):
+        restore_library_path()
+    sys.exit(main())
