@@ -11,6 +11,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from .desktop_entry import install_for_current_user
@@ -99,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overlap", type=float, default=0.5,
                    help="merge same-file results overlapping more than this share (0..1]")
     p.add_argument("--rerank", choices=("code", "none"), default="code", help="reranking preset")
+    p.add_argument("--weights", default="", help="override rerank weights of the preset, e.g. "
+                   "'similarity=1,symbol=0.05,chunk_type=0.03,recency=0.02,private=0.05'")
     p.add_argument("--json", action="store_true", help="print JSON (one object per query)")
 
     p = sub.add_parser("scopes", help="list indexed scopes, or `scopes remove PATH`")
@@ -289,7 +292,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
     filters = SearchFilters(languages=tuple(args.lang), chunk_types=tuple(args.chunk_type),
                             symbol_types=tuple(args.symbol_type), symbol_names=tuple(args.symbol),
                             globs=tuple(args.glob), min_score=args.min_score, changed_only=args.changed)
-    rerank: RerankOptions = CODE_SEARCH_PRESET if args.rerank == "code" else NO_RERANK
+    rerank = _weights(CODE_SEARCH_PRESET if args.rerank == "code" else NO_RERANK, args.weights)
     worker = _worker(args)
     try:
         for query in queries:
@@ -304,6 +307,27 @@ def _cmd_search(args: argparse.Namespace) -> int:
     finally:
         worker.close()
     return 0
+
+
+_WEIGHT_FIELDS = {"similarity": "similarity_weight", "symbol": "symbol_boost", "chunk_type": "chunk_type_boost",
+                  "recency": "recency_boost", "private": "private_penalty"}
+
+
+def _weights(preset: RerankOptions, spec: str) -> RerankOptions:
+    """The preset with `name=value,...` weights replaced."""
+    changes = {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        name, _, value = item.partition("=")
+        if name.strip() not in _WEIGHT_FIELDS:
+            raise UsageError(f"unknown weight {name.strip()!r} in --weights; use {', '.join(_WEIGHT_FIELDS)}")
+        try:
+            number = float(value)
+        except ValueError:
+            raise UsageError(f"--weights: {name.strip()} needs a number, got {value!r}") from None
+        if not 0 <= number <= 10:
+            raise UsageError(f"--weights: {name.strip()} must be between 0 and 10")
+        changes[_WEIGHT_FIELDS[name.strip()]] = number
+    return replace(preset, **changes)
 
 
 def _queries(args: argparse.Namespace) -> list[str]:

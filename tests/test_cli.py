@@ -126,3 +126,14 @@ def test_history_lists_searches(cli_db, mixed_root):
     quarry("search", "evict least recently used", "--root", mixed_root, "--db", cli_db, check=0)
     entries = json.loads(quarry("history", "--db", cli_db, "--json", check=0).stdout)
     assert entries[0]["query"] == "evict least recently used" and entries[0]["result_count"] > 0
+
+
+def test_rerank_weights_are_configurable(cli_db, mixed_root):
+    args = ("search", "cache entry", "--root", mixed_root, "--db", cli_db, "--json", "--mode", "semantic")
+    plain = json.loads(quarry(*args, "--rerank", "none", check=0).stdout)["results"]
+    boosted = json.loads(quarry(*args, "--rerank", "none", "--weights", "symbol=0.5", check=0).stdout)["results"]
+    named = [r for r in boosted if r["symbol_name"]]
+    assert named and all(b["score"] > p["score"] for b in named for p in plain
+                         if (p["path"], p["start_line"]) == (b["path"], b["start_line"]))
+    bad = quarry(*args, "--weights", "gravity=2")
+    assert bad.returncode == 2 and "unknown weight" in bad.stderr
