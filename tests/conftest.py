@@ -10,6 +10,13 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from hypothesis import settings  # noqa: E402
+
+# The same examples on every run, so CI is reproducible; HYPOTHESIS_PROFILE=explore searches afresh.
+settings.register_profile("ci", derandomize=True, deadline=None)
+settings.register_profile("explore", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
 from desktop_app.embedding import Embedder  # noqa: E402
 from desktop_app.worker.worker import EngineConfig, Worker  # noqa: E402
 

@@ -57,7 +57,9 @@ def parse(query: str) -> ParsedQuery:
         words.extend(content)
         # The splitter knows ASCII letter cases only (`ñandú` keeps just "and", a stopword). The keyword index
         # holds every word whole as well, so look for the word whole when its parts lost letters or say nothing.
-        if tok.lower() not in STOPWORDS and (not content or "".join(parts) != tok.replace("_", "").lower()):
+        if tok.lower() not in STOPWORDS and (not content or "".join(parts) != tok.replace("_", "").lower()
+                                             or not tok.isascii()):
+            # as typed: FTS5 folds case with its own tables, which differ from str.lower() (e.g. Cherokee)
             words.append(tok)
     single = bool(_IDENTIFIER.match(text)) and " " not in text
     if single:
