@@ -1,25 +1,25 @@
 """The keyword retriever's expression, chosen so that its work stays bounded on big indexes.
 
-FTS5 scores every row an expression matches before it can keep the best ones (~1 us a row here), and
-BM25 first walks each word's whole row list to count it; so `"get" OR "file" OR "data"` over a million
-chunks, where each of those words is in a good share of them, costs half a second. Words that common
-carry little BM25 weight (idf is log(N / rows with the word)), so, with the rows each word is in
-(estimated by the store):
+FTS5 scores every row an expression matches before it can keep the best ones (~1.3 us a row here:
+BM25 looks up each row's length), so `"get" OR "file" OR "data"` over a million chunks, where each of
+those words is in a good share of them, costs half a second. Words that common carry little BM25
+weight (idf is log(N / rows with the word)), so, with the rows each word is in (estimated by the store):
 
 * every word ORed, while the rows matched stay within RANK_BUDGET (always so on small indexes);
 * otherwise only the rarest words that fit the budget, ORed: the chunks they find rank as before
   except for the common words' small share of the score;
-* when even the rarest word is too common, the chunks holding every word (an AND costs about as much
-  as walking its words once); a single such word is left to the semantic and symbol-name retrievers.
+* a query whose every word is in more rows than that is left to the semantic and symbol-name
+  retrievers (an AND of common words was tried: walking their row lists and scoring the overlap
+  cost 30-60 ms at a million chunks).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from .query import ParsedQuery, fts_all, fts_any
+from .query import ParsedQuery, fts_any
 
-RANK_BUDGET = 20_000  # rows BM25 may score for one query: ~20 ms
+RANK_BUDGET = 5000  # rows BM25 may score for one query: ~7 ms
 
 
 def keyword_terms(parsed: ParsedQuery) -> list[str]:
@@ -45,9 +45,7 @@ def bounded_any(parsed: ParsedQuery, row_counts: Callable[[Sequence[str]], Mappi
             break
         rare.append(term)
         total += counts[term]
-    if rare:
-        return fts_any(_only(parsed, rare))
-    return fts_all(_only(parsed, terms)) if len(terms) > 1 else None
+    return fts_any(_only(parsed, rare)) if rare else None
 
 
 def _only(parsed: ParsedQuery, terms: list[str]) -> ParsedQuery:

@@ -100,7 +100,9 @@ class Searcher:
         globs = pathspec.GitIgnoreSpec.from_lines(f.globs) if f.globs else None
         roots = {s.id: s.root for s in scopes}
         scope_ids = list(roots)
-        fetch = max(50, req.k * (20 if f.narrows else 5))
+        # Language, chunk and symbol filters are applied in SQL, inside retrieval; globs and the minimum
+        # score only afterwards, so those need many more candidates to leave k.
+        fetch = max(50, req.k * (20 if f.globs or f.min_score > 0 else 5))
         while True:
             candidates, exhausted = self._candidates(scope_ids, parsed, query_vec, mode, where, fetch)
             for c in candidates:

@@ -2,14 +2,16 @@
 
 Each vector is stored as int8 codes with a per-vector scale (x ~ scale * code), which the coarse pass
 scans with the int8 kernel, plus a 4-bit residual of the rounding (x ~ scale * (code + residual / 16)),
-which rescoring reads for a shortlist only. That is 580 bytes a vector instead of 1,536 as float32,
-and the refined similarity is within ~1e-4 of the float32 one (typically 2e-5).
+which rescoring reads for a shortlist only. With the id, scale and bookkeeping that is ~590 bytes a
+384-dim vector instead of 1,536 as float32, and the refined similarity is within ~2e-4 of the float32
+one (typically 2e-5).
 
-Codes are held column per vector in blocks of BLOCK vectors, the layout the kernel reads fastest. The
-first block grows by doubling, so a small store scans few empty columns; later ones are made whole.
+Codes are held column per vector in blocks of up to BLOCK vectors, the layout the kernel reads fastest.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -44,10 +46,6 @@ def quantize_query(query: np.ndarray) -> tuple[np.ndarray, float]:
     peak = float(np.abs(query).max())
     scale = peak / 127 if peak > 0 else 1.0
     return np.rint(query / scale).astype(np.int8)[None, :], scale
-
-
-def _capacity_for(rows: int) -> int:
-    return min(BLOCK, max(_FIRST_CAPACITY, 1 << (rows - 1).bit_length()))
 
 
 class _Block:
@@ -124,13 +122,18 @@ class QuantizedRows:
     def live_ids(self) -> np.ndarray:
         return self.ids[self.live]
 
-    def append(self, ids: np.ndarray, rows: np.ndarray) -> None:
-        """Add vectors whose ids are all above `last_id`, in ascending order."""
-        rows = np.asarray(rows, dtype=np.float32)
+    def extend(self, batches: Iterable[tuple[np.ndarray, np.ndarray]], expected: int = 0) -> None:
+        """Append (ids, float rows) batches, ids ascending and above `last_id`. `expected` (how many rows
+        are coming, roughly) lets blocks be made their final size instead of grown by copying."""
+        for ids, rows in batches:
+            self._append(ids, np.asarray(rows, dtype=np.float32), expected)
+            expected = max(0, expected - len(ids))
+
+    def _append(self, ids: np.ndarray, rows: np.ndarray, upcoming: int) -> None:
         done = 0
         while done < len(ids):
-            block = self._writable_block(len(ids) - done)
-            # Quantized a cache-sized piece at a time: twice as fast as whole 20,000-row batches.
+            block = self._writable_block(max(len(ids), upcoming) - done)
+            # Quantised a cache-sized piece at a time: twice as fast as whole 20,000-row batches.
             take = min(block.capacity - block.size, len(ids) - done, _QUANTIZE_ROWS)
             block.fill(ids[done:done + take], *quantize(rows[done:done + take]))
             done += take
@@ -138,13 +141,16 @@ class QuantizedRows:
         self._ids = self._live = None
 
     def _writable_block(self, wanted: int) -> _Block:
+        """The last block, with room for at least one more row: sized for `wanted` when it must be made.
+
+        Every block is scanned whole by the kernel, filled or not, so room is made as it is needed: by
+        doubling, or for all the rows announced at once.
+        """
         last = self._blocks[-1] if self._blocks else None
-        if last is None:
-            self._blocks.append(_Block(self.dims, _capacity_for(wanted)))
-        elif last.size == BLOCK:  # past the first block, growing by doubling would only copy
-            self._blocks.append(_Block(self.dims, BLOCK))
+        if last is None or last.size == BLOCK:
+            self._blocks.append(_Block(self.dims, min(BLOCK, max(_FIRST_CAPACITY, wanted))))
         elif last.size == last.capacity:
-            self._blocks[-1] = last.grown(_capacity_for(last.size + wanted))
+            self._blocks[-1] = last.grown(min(BLOCK, max(2 * last.capacity, last.size + wanted)))
         return self._blocks[-1]
 
     def remove(self, chunk_ids: np.ndarray) -> None:
@@ -191,6 +197,7 @@ class QuantizedRows:
             residual = np.empty((len(cols), packed.shape[1] * 2), dtype=np.float32)
             residual[:, 0::2] = packed & 0x0F
             residual[:, 1::2] = packed >> 4
-            vectors = block.codes[:, cols].T + (residual[:, :self.dims] - 8) / _RESIDUAL_STEPS
+            # np.take: ~9x faster than fancy indexing along the second axis.
+            vectors = np.take(block.codes, cols, axis=1).T + (residual[:, :self.dims] - 8) / _RESIDUAL_STEPS
             out[sel] = (vectors @ query) * block.scales[cols]
         return out

@@ -36,8 +36,8 @@ NAME_SUFFIX = "_name"  # companion vec0 table of symbol-name vectors
 # Keyword row counts of big indexes are estimated from this many rowid windows of this many rows.
 KEYWORD_SAMPLE_WINDOWS = 4
 KEYWORD_SAMPLE_ROWS = 5000
-# Keyword search ranks this many times the rows asked for before checking their scope and filters.
-KEYWORD_OVERFETCH = 4
+# Keyword search ranks up to this many times the rows asked for before checking their scope and filters.
+KEYWORD_OVERFETCH = 16
 
 
 def new_ulid() -> str:
@@ -591,15 +591,22 @@ class Store:
         try:
             # Joining every match to its place and file costs twice the ranking on a big index (the
             # rows are scattered over the file), so rank in the keyword index alone and check the best.
+            # FTS5 scores every match whatever the LIMIT, so asking for many more rows costs little.
             everywhere = where == NO_FILTER and self._all_scopes(scope_ids)
             wanted = limit if everywhere else limit * KEYWORD_OVERFETCH
             ranked = self._conn.execute(f"SELECT rowid, bm25(fts, {w[0]}, {w[1]}, {w[2]}) AS rank FROM fts "
                                         "WHERE fts MATCH ? ORDER BY rank LIMIT ?", (match, wanted)).fetchall()
             if everywhere:
                 return ranked
-            kept = set(self._places_passing(scope_ids, [r[0] for r in ranked], where))
-            if len(kept) >= limit or len(ranked) < wanted:
-                return [r for r in ranked if r[0] in kept][:limit]
+            kept: list[tuple[int, float]] = []
+            for start in range(0, len(ranked), 4 * limit):  # best first, until enough pass
+                part = ranked[start:start + 4 * limit]
+                passing = set(self._places_passing(scope_ids, [r[0] for r in part], where))
+                kept += [r for r in part if r[0] in passing]
+                if len(kept) >= limit:
+                    return kept[:limit]
+            if len(ranked) < wanted:
+                return kept
             return self._conn.execute(sql, (match, *scope_ids, *cargs, limit)).fetchall()
         except apsw.SQLError as exc:  # an FTS5 syntax error: a query-parser bug, not a store fault
             raise StoreError(f"keyword query could not be run: {exc}") from exc

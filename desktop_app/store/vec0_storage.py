@@ -1,13 +1,13 @@
 """Reading a vec0 table's vectors in bulk, from sqlite-vec's own storage tables where it can.
 
 Through the virtual table, `WHERE rowid > ? ORDER BY rowid` is a full scan plus a sort on every call
-(so reading a million vectors in batches is quadratic: 81 s measured), `count(*)` is a full scan, and
-a lookup by rowid walks a 1.5 MB blob's overflow pages (~0.4 ms a vector). sqlite-vec 0.1 keeps its
-data in plain tables: `<t>_rowids(rowid, id, chunk_id, chunk_offset)` has one row per live vector,
-and `<t>_vector_chunks00(rowid = chunk_id, vectors)` holds each chunk's float32 vectors end to end.
-Reading those gives the same vectors with indexed range reads and one blob read per 1,024 vectors.
-That layout is private to sqlite-vec, so it is checked first; a table laid out any other way is read
-through the virtual table (correct, only slower).
+(so reading a million vectors in batches is quadratic: loading 1.7 million took 85-90 s), `count(*)`
+is a full scan, and a lookup by rowid walks a 1.5 MB blob's overflow pages (~0.4 ms a vector).
+sqlite-vec 0.1 keeps its data in plain tables: `<t>_rowids(rowid, id, chunk_id, chunk_offset)` has
+one row per live vector, and `<t>_vector_chunks00(rowid = chunk_id, vectors)` holds each chunk's
+float32 vectors end to end. Reading those gives the same vectors with indexed range reads and one
+blob read per 1,024 vectors (1.6 s for a million). That layout is private to sqlite-vec, so it is
+checked first; a table laid out any other way is read through the virtual table (correct, slower).
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ class Vec0Table:
     def ids(self) -> np.ndarray:
         """Every rowid, ascending."""
         source = f"{self._table}_rowids" if self.shadow_readable else self._table
-        rows = self._conn.execute(f"SELECT rowid FROM {source} ORDER BY rowid").fetchall()
-        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        text = self._conn.execute(f"SELECT group_concat(rowid, ' ') FROM (SELECT rowid FROM {source} "
+                                  "ORDER BY rowid)").fetchall()[0][0]
+        return np.fromstring(text, dtype=np.int64, sep=" ") if text else np.zeros(0, dtype=np.int64)
 
     def batches(self, after_id: int, batch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(rowids, read-only float32 matrix) of the vectors with rowid above `after_id`, ascending, in

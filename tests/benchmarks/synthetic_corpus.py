@@ -52,9 +52,24 @@ def word_frequencies() -> tuple[list[str], np.ndarray]:
 
 def draw_words(rng: np.random.Generator, n: int, flatten: float = 1.0) -> list[str]:
     """`n` words by frequency; flatten < 1 favours rarer words, as people's queries do."""
-    words, share = word_frequencies()
-    p = share ** flatten
-    return [words[i] for i in rng.choice(len(words), size=n, p=p / p.sum())]
+    words, _ = word_frequencies()
+    return [words[i] for i in _draw(rng, _word_cdf(flatten), n)]
+
+
+@functools.cache
+def _word_cdf(flatten: float) -> np.ndarray:
+    share = word_frequencies()[1] ** flatten
+    return _cdf(share / share.sum())
+
+
+def _cdf(p: np.ndarray) -> np.ndarray:
+    cdf = np.cumsum(p)
+    return cdf / cdf[-1]
+
+
+def _draw(rng: np.random.Generator, cdf: np.ndarray, n: int) -> np.ndarray:
+    """rng.choice(len(cdf), n, p=...) with the cumulative sum made once: the same draws, without O(len) a call."""
+    return cdf.searchsorted(rng.random(n), side="right")
 
 
 # (language, extension, share of files, line style)
@@ -75,7 +90,7 @@ class Vocabulary:
     snake: list[str]
     camel: list[str]
     pascal: list[str]
-    weights: np.ndarray
+    cdf: np.ndarray  # cumulative Zipf weights
 
     @classmethod
     def make(cls, seed: int = VOCABULARY_SEED, size: int = 20_000) -> Vocabulary:
@@ -85,10 +100,10 @@ class Vocabulary:
         camel = [p[0] + "".join(w.title() for w in p[1:]) for p in parts]
         pascal = ["".join(w.title() for w in p) for p in parts]
         weights = 1.0 / (np.arange(size) + 200.0)
-        return cls(snake, camel, pascal, weights / weights.sum())
+        return cls(snake, camel, pascal, _cdf(weights / weights.sum()))
 
     def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        return rng.choice(len(self.snake), size=n, p=self.weights)
+        return _draw(rng, self.cdf, n)
 
 
 def _line_pool(rng: np.random.Generator, vocab: Vocabulary, style: str, size: int = 4000) -> list[str]:
