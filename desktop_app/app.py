@@ -78,7 +78,8 @@ def engine_config(args: argparse.Namespace, settings: AppSettings) -> EngineConf
 
 
 async def _open_at_start(window: MainWindow, config: EngineConfig, args: argparse.Namespace) -> None:
-    await window.start(config)
+    if not await window.start(config):
+        return
     if args.root is not None:
         await window.open_project(args.root)
     if args.query:
@@ -101,7 +102,8 @@ async def take_screenshot(window: MainWindow, config: EngineConfig, root: Path, 
     """Open `root` (indexing what changed), search for `query`, preview the first hit and save a PNG."""
     window.resize(max(SCREENSHOT_SIZE[0], MIN_SIZE[0]), max(SCREENSHOT_SIZE[1], MIN_SIZE[1]))
     window.show()
-    await window.start(config)
+    if not await window.start(config, interactive=False):
+        raise ScreenshotFailed(window.banner.text() or f"cannot open the index {config.db_path}")
     stats = await window.open_project(root)
     if stats is None:
         raise ScreenshotFailed(window.banner.text() or f"could not index {root}")

@@ -19,7 +19,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QThread, QUrl  # noqa: E402
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
 from desktop_app.app import engine_config  # noqa: E402
 from desktop_app.bridge import EngineBridge  # noqa: E402
@@ -410,3 +410,30 @@ def test_screenshot_flow_fails_clearly(tmp_path, gui_db):
     assert proc.returncode == 1 and "does not exist" in proc.stderr and "Traceback" not in proc.stderr
     proc = quarry_gui(tmp_path, "--root", tmp_path, "--screenshot", tmp_path / "s.png", "--db", gui_db)
     assert proc.returncode == 2 and "--query" in proc.stderr
+
+
+@pytest.mark.parametrize("accept", [True, False])
+def test_an_unusable_index_is_explained_and_moved_aside_only_when_asked(qtbot, qasync_loop, gui_settings, tmp_path,
+                                                                        accept):
+    db = tmp_path / "index.db"
+    db.write_text("my notes, not an index\n" * 50)
+    win = MainWindow(EngineBridge(), gui_settings)
+    qtbot.addWidget(win)
+    win.show()
+    task = asyncio.ensure_future(win.start(EngineConfig(db)))
+    qtbot.waitUntil(lambda: win.store_dialog is not None, timeout=10_000)
+    assert "not a" in win.store_dialog.text() or "damaged" in win.store_dialog.text()
+    button = QMessageBox.StandardButton.Yes if accept else QMessageBox.StandardButton.Cancel
+    win.store_dialog.button(button).click()
+    qtbot.waitUntil(task.done, timeout=30_000)
+    moved = sorted(tmp_path.glob("index.db.broken-*"))
+    if accept:
+        assert task.result() is True
+        assert [p.read_text() for p in moved] == ["my notes, not an index\n" * 50]
+        assert run(qtbot, win.bridge.scopes()) == []
+    else:
+        assert task.result() is False and moved == []
+        assert db.read_text().startswith("my notes")
+        assert "not a" in win.banner.text() or "damaged" in win.banner.text()
+    win.close()
+    win.bridge.shutdown()

@@ -45,6 +45,7 @@ from ..indexing.languages import classify
 from ..indexing.progress import Progress
 from ..search.request import MODES, SearchFilters, SearchRequest
 from ..search.results import SearchResponse, SearchResult
+from ..store.connection import StoreError, StoreUnusable, move_aside
 from ..store.store import ScopeSummary
 from ..worker.worker import EngineConfig
 from . import editor_launcher
@@ -84,6 +85,7 @@ class MainWindow(QMainWindow):
         self.last_response: SearchResponse | None = None
         self._search_on_progress = False  # a search failed because the project's first index had just begun
         self._tasks: set[asyncio.Task] = set()
+        self.store_dialog: QMessageBox | None = None  # open while an unusable index is being explained
 
         self.setWindowTitle("Quarry")
         self.setMinimumSize(*MIN_SIZE)
@@ -217,16 +219,48 @@ class MainWindow(QMainWindow):
 
     # --- engine lifecycle -----------------------------------------------------------------------
 
-    async def start(self, config: EngineConfig) -> None:
-        """Start the engine, list the projects and load the model in the background."""
+    async def start(self, config: EngineConfig, interactive: bool = True) -> bool:
+        """Start the engine, list the projects and load the model in the background. An index file that
+        cannot be used is explained in a dialog, which (when `interactive`) offers to move it aside and
+        start a fresh one; False when the engine could not start."""
         self.statusBar().showMessage("Opening the index…")
-        await self.bridge.start(config)
+        try:
+            await self.bridge.start(config)
+        except StoreUnusable as exc:
+            if not interactive or not await self._ask(
+                    "The index cannot be used", f"{exc}.\n\nMove it aside (nothing is deleted) and build a "
+                    "fresh index?", QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel):
+                self.show_message(str(exc), "error")
+                return False
+            moved = await asyncio.get_running_loop().run_in_executor(None, move_aside, exc.path)
+            self.show_message(f"The old index was moved to {moved}; folders are indexed again as you open them.")
+            await self.bridge.start(config)
+        except StoreError as exc:
+            self.show_message(str(exc), "error")
+            if interactive:
+                await self._ask("The index cannot be opened", str(exc), QMessageBox.StandardButton.Close)
+            return False
         self.statusBar().showMessage(f"Index: {config.db_path}", 5000)
         await self.refresh_projects()
         if self.project is None and self.settings.last_project in self.scopes:
             self.set_project(self.settings.last_project)
         self.focus_search()
         self.spawn(self._load_model())
+        return True
+
+    async def _ask(self, title: str, text: str, buttons: QMessageBox.StandardButton) -> bool:
+        """A window-modal message box that does not block the event loop; True when Yes was chosen."""
+        box = QMessageBox(QMessageBox.Icon.Warning, title, text, buttons, self)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        answer: asyncio.Future = asyncio.get_running_loop().create_future()
+        box.finished.connect(lambda _: answer.done() or answer.set_result(box.clickedButton()))
+        self.store_dialog = box
+        box.open()
+        try:
+            clicked = await answer
+        finally:
+            self.store_dialog = None
+        return clicked is box.button(QMessageBox.StandardButton.Yes)
 
     async def _load_model(self) -> None:
         try:
