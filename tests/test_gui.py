@@ -437,3 +437,19 @@ def test_an_unusable_index_is_explained_and_moved_aside_only_when_asked(qtbot, q
         assert "not a" in win.banner.text() or "damaged" in win.banner.text()
     win.close()
     win.bridge.shutdown()
+
+
+def test_an_open_project_follows_file_changes(qtbot, qasync_loop, gui_settings, mixed_copy):
+    root, db = mixed_copy
+    win = open_window(qtbot, gui_settings, db, None)
+    assert run(qtbot, win.open_project(root)) is not None
+    qtbot.waitUntil(lambda: str(root.resolve()) in win._watched, timeout=10_000)
+    type_query(qtbot, win, "narwhal inventory")
+    with qtbot.waitSignal(win.files_updated, timeout=30_000):
+        (root / "src" / "zoo.py").write_text("def count_narwhal_inventory(tanks):\n"
+                                              "    # narwhals per tank, for the inventory report\n"
+                                              "    return sum(t.narwhals for t in tanks)\n")
+    qtbot.waitUntil(lambda: win.last_response is not None and win.last_response.results
+                    and win.last_response.results[0].symbol_name == "count_narwhal_inventory", timeout=10_000)
+    win.close()
+    win.bridge.shutdown()

@@ -32,7 +32,11 @@ class EngineBridge(QObject):
     progressed = Signal(object)  # Progress, on the UI thread
     indexing_changed = Signal(bool)  # whether any index job is queued or running
 
+    # A watched folder changed on disk and was re-indexed: (root, IndexStats or the exception), on the UI thread.
+    files_changed = Signal(str, object)
+
     _progress_from_worker = Signal(object)
+    _changed_from_worker = Signal(str, object)
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
@@ -40,6 +44,7 @@ class EngineBridge(QObject):
         self._config: EngineConfig | None = None
         self._indexes: dict[int, tuple[str, IndexHandle]] = {}
         self._progress_from_worker.connect(self._relay_progress, Qt.ConnectionType.QueuedConnection)
+        self._changed_from_worker.connect(self.files_changed, Qt.ConnectionType.QueuedConnection)
 
     @property
     def config(self) -> EngineConfig | None:
@@ -84,6 +89,14 @@ class EngineBridge(QObject):
 
     async def search(self, request: SearchRequest) -> SearchResponse:
         return await self._await(self._require().search(request))
+
+    async def watch(self, root: Path | str) -> None:
+        """Keep `root`'s index in step with its files while the engine runs; results arrive on `files_changed`.
+        Registered off the UI thread: setting up the watches walks the folder tree."""
+        worker = self._require()
+        key = str(root)
+        await asyncio.get_running_loop().run_in_executor(
+            None, worker.watch, root, lambda result: self._changed_from_worker.emit(key, result))
 
     async def index(self, root: Path | str) -> IndexStats:
         """Index (or incrementally re-index) `root`; progress arrives on `progressed`."""

@@ -70,6 +70,7 @@ class MainWindow(QMainWindow):
     results_shown = Signal(int)  # sequence number of the response now in the tree
     index_finished = Signal(object)  # IndexStats, or None when the run failed
     message_shown = Signal(str, str)  # kind ("info" | "warning" | "error"), text
+    files_updated = Signal(str)  # root of a watched project whose changed files were re-indexed
 
     def __init__(self, bridge: EngineBridge, settings: AppSettings, persist: bool = True,
                  parent: QWidget | None = None):
@@ -85,6 +86,7 @@ class MainWindow(QMainWindow):
         self.last_response: SearchResponse | None = None
         self._search_on_progress = False  # a search failed because the project's first index had just begun
         self._tasks: set[asyncio.Task] = set()
+        self._watched: set[str] = set()  # project roots whose file changes the engine follows
         self.store_dialog: QMessageBox | None = None  # open while an unusable index is being explained
 
         self.setWindowTitle("Quarry")
@@ -215,6 +217,7 @@ class MainWindow(QMainWindow):
         self.projects.activated.connect(self._on_project_chosen)
         self.progress.cancel_requested.connect(self.cancel_index)
         self.bridge.progressed.connect(self._on_progress)
+        self.bridge.files_changed.connect(self._on_files_changed)
         self.bridge.indexing_changed.connect(self._on_indexing_changed)
 
     # --- engine lifecycle -----------------------------------------------------------------------
@@ -276,6 +279,22 @@ class MainWindow(QMainWindow):
         self.scopes = {s.scope.root: s for s in await self.bridge.scopes()}
         self._fill_projects()
         self.engine_status.show_scope(self.project, self.scopes.get(self.project or ""))
+        for root in self.scopes.keys() - self._watched:  # every indexed folder follows its files while open
+            self._watched.add(root)
+            self.spawn(self.bridge.watch(root))
+
+    def _on_files_changed(self, root: str, result: object) -> None:
+        if isinstance(result, BaseException):
+            self.show_message(f"Updating the index of {Path(root).name} failed: {result}", "error")
+            return
+        if not (result.files_changed or result.files_deleted or result.files_copied):
+            return
+        self.statusBar().showMessage(f"Updated {Path(root).name}: {result.files_changed + result.files_copied} "
+                                     f"changed, {result.files_deleted} deleted", 5000)
+        self.spawn(self.refresh_projects())
+        if root == self.project and self.search_bar.text().strip():
+            self.search_now()  # show the new content
+        self.files_updated.emit(root)
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
         """Run `coro` on the loop; a failure becomes a message in the window, not a dead slot."""
@@ -594,6 +613,7 @@ class MainWindow(QMainWindow):
         if new != config:
             self.statusBar().showMessage("Restarting the engine with the new settings…")
             await self.bridge.restart(new)
+            self._watched.clear()  # the new worker watches nothing yet
             await self.refresh_projects()
             self.spawn(self._load_model())
             self.statusBar().showMessage("Engine restarted with the new settings.", 5000)
