@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,15 @@ def gui_db(tmp_path, mixed_index) -> Path:
     db = tmp_path / "gui-index.db"
     shutil.copy(mixed_index[0], db)
     return db
+
+
+@pytest.fixture
+def world_tmp():
+    """A directory an unprivileged user ('nobody') can reach; pytest's tmp_path lives under a 0700 directory."""
+    path = Path(tempfile.mkdtemp(prefix="quarry-perm-"))
+    path.chmod(0o755)
+    yield path
+    for dirpath, dirnames, filenames in os.walk(path):
+        for name in dirnames + filenames:
+            os.chmod(os.path.join(dirpath, name), 0o755, follow_symlinks=False)
+    shutil.rmtree(path)

@@ -11,11 +11,10 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -386,17 +385,6 @@ def test_root_reached_through_a_symlink(tmp_path: Path) -> None:
 
 
 # --- permissions, races and cancelling -------------------------------------------------------------------
-
-@pytest.fixture
-def world_tmp() -> Iterator[Path]:
-    """A directory an unprivileged user can reach (pytest's tmp_path lives under a 0700 directory)."""
-    path = Path(tempfile.mkdtemp(prefix="quarry-perm-"))
-    path.chmod(0o755)
-    yield path
-    for dirpath, dirnames, filenames in os.walk(path):
-        for name in dirnames + filenames:
-            os.chmod(os.path.join(dirpath, name), 0o755, follow_symlinks=False)
-    shutil.rmtree(path)
 
 
 def run_without_privileges(fn: Callable[[], T]) -> T:

@@ -10,10 +10,8 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -133,20 +131,6 @@ def _assert_stored_text(store: Store, root: Path) -> None:
     size, sha256, text = rows["grows.py"]
     assert hashlib.sha256((root / "grows.py").read_bytes()[:size]).hexdigest() == sha256
     assert text.startswith("def growing_file():")
-
-
-@pytest.fixture
-def world_tmp() -> Iterator[Path]:
-    """A directory 'nobody' can reach (pytest's tmp_path lives under a 0700 directory)."""
-    path = Path(tempfile.mkdtemp(prefix="quarry-rel-"))
-    path.chmod(0o755)
-    yield path
-    for dirpath, dirnames, filenames in os.walk(path):
-        for name in dirnames + filenames:
-            os.chmod(os.path.join(dirpath, name), 0o755, follow_symlinks=False)
-    import shutil
-
-    shutil.rmtree(path)
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="drops to 'nobody' from root")

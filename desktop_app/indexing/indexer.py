@@ -19,7 +19,7 @@ from ..embedding import Embedder, model_source
 from ..store.store import ChunkRef, FileState, FileWrite, NewChunk, Scope, SkippedFile, Store
 from .chunk import Chunk
 from .chunking import chunk_file
-from .documents import document_hash, document_header, keyword_fields, name_text
+from .documents import chunk_of, document_hash, document_header, keyword_fields, name_text
 from .file_selection import Candidate, SelectionOptions, select_files
 from .git_worktrees import main_of_linked_worktree, worktrees
 from .model_runner import ModelRunner, PendingVectors
@@ -308,9 +308,7 @@ class Indexer:
             digest = document_hash(doc)
             documents.setdefault(digest, _Document(doc, ch.text, ch.token_count + counts[ordinal], name,
                                                    counts[len(chunks) + ordinal]))
-            symbol, context, body = keyword_fields(ch, cand.rel_path)
-            refs.append(ChunkRef(digest, ordinal, ch.start_line, ch.end_line, ch.chunk_type, ch.symbol_name,
-                                 ch.symbol_type, ch.parent_symbol, symbol, context, body))
+            refs.append(_ref(ch, digest, ordinal, cand.rel_path))
         write = FileWrite(cand.rel_path, source.size, cand.mtime_ns, source.sha256, cand.language, refs)
         return _Prepared(cand, write=write, documents=documents)
 
@@ -365,14 +363,15 @@ class Indexer:
         writes = []
         for item in items:
             size, sha256 = item.copy
-            refs = []
-            for r in rows[item.cand.rel_path]:
-                chunk = Chunk(r.text, r.start_line, r.end_line, r.chunk_type, r.symbol_name, r.symbol_type,
-                              r.parent_symbol, r.token_count)
-                refs.append(ChunkRef(r.chunk_hash, r.ordinal, r.start_line, r.end_line, r.chunk_type, r.symbol_name,
-                                     r.symbol_type, r.parent_symbol, *keyword_fields(chunk, item.cand.rel_path)))
+            refs = [_ref(chunk_of(r), r.chunk_hash, r.ordinal, item.cand.rel_path) for r in rows[item.cand.rel_path]]
             writes.append(FileWrite(item.cand.rel_path, size, item.cand.mtime_ns, sha256, item.cand.language, refs))
         return writes
+
+
+def _ref(chunk: Chunk, digest: str, ordinal: int, rel_path: str) -> ChunkRef:
+    """The chunk's place in the file at `rel_path`, with that place's keyword-index text."""
+    return ChunkRef(digest, ordinal, chunk.start_line, chunk.end_line, chunk.chunk_type, chunk.symbol_name,
+                    chunk.symbol_type, chunk.parent_symbol, *keyword_fields(chunk, rel_path))
 
 
 def _encodable(path: str) -> bool:

@@ -11,8 +11,7 @@ from collections.abc import Callable
 
 from ..embedding import Embedder, model_source
 from ..store.store import Store
-from .chunk import Chunk
-from .documents import document_text, name_text
+from .documents import chunk_of, document_text, name_text
 from .model_runner import ModelRunner
 from .progress import Progress, ProgressReporter
 
@@ -32,8 +31,7 @@ def reembed(store: Store, embedder: Embedder, idle: Callable[[], None] | None = 
     try:
         while batch := store.chunks_without_vectors(embedder.model_id, BATCH, last_id):
             last_id = batch[-1].chunk_id
-            chunks = [Chunk(m.text, m.start_line, m.end_line, m.chunk_type, m.symbol_name, m.symbol_type,
-                            m.parent_symbol, m.token_count) for m in batch]
+            chunks = [chunk_of(m) for m in batch]
             docs = [document_text(ch, m.path) for ch, m in zip(chunks, batch, strict=True)]
             names = [name_text(ch, m.path) for ch, m in zip(chunks, batch, strict=True)]
             named = [n for n in names if n]

@@ -138,7 +138,7 @@ class Searcher:
 
     def _keyword_candidates(self, by_id: dict[int, Candidate], scope_ids: list[str], parsed: ParsedQuery,
                             mode: str, where: HitFilter, fetch: int) -> bool:
-        names = [i for i in parsed.identifiers]
+        names = list(parsed.identifiers)
         if parsed.looks_like_identifier and parsed.text not in names:
             names.append(parsed.text)
         symbol_ids = set(self.store.symbol_matches(scope_ids, names, fetch, where)) if names else set()

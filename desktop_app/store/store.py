@@ -109,19 +109,25 @@ class NewChunk:
 
 
 @dataclass(frozen=True)
-class MappedChunk:
-    """A stored chunk and one place it is used: enough to rebuild the document that was embedded."""
+class StoredChunk:
+    """A stored chunk at one place it is used: enough to rebuild its Chunk and the document that was embedded."""
 
     chunk_id: int
-    text: str
-    token_count: int
+    chunk_hash: str
     path: str
+    ordinal: int
     start_line: int
     end_line: int
     chunk_type: str
     symbol_name: str | None
     symbol_type: str | None
     parent_symbol: str | None
+    text: str
+    token_count: int
+
+
+_STORED_COLUMNS = """c.id, c.hash, f.path, fc.ordinal, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name,
+    fc.symbol_type, fc.parent_symbol, c.text, c.token_count"""
 
 
 @dataclass(frozen=True)
@@ -198,6 +204,16 @@ class HistoryEntry:
 _HIT_COLUMNS = """fc.id, fc.chunk_id, fc.scope_id, f.path, f.language, fc.start_line, fc.end_line,
     fc.chunk_type, fc.symbol_name, fc.symbol_type, fc.parent_symbol, c.text, f.sha256, f.mtime_ns,
     f.indexed_at"""
+
+
+IN_BATCH = 500  # values per `IN (...)` list, well under SQLite's limit on bound parameters
+
+
+def _in_batches(values: Sequence) -> Iterator[tuple[list, str]]:
+    """(values, "?,?,...") in runs short enough for one `IN (...)` list."""
+    for start in range(0, len(values), IN_BATCH):
+        part = list(values[start:start + IN_BATCH])
+        yield part, ",".join("?" * len(part))
 
 
 def _vector_table_name(model_id: str) -> str:
@@ -288,18 +304,17 @@ class Store:
             self._conn.execute("INSERT INTO meta (key, value) VALUES ('active_model', ?) "
                                "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (model_id,))
 
-    def chunks_without_vectors(self, model_id: str, limit: int, after_id: int = 0) -> list[MappedChunk]:
-        """Up to `limit` chunks with ids above `after_id` lacking a `model_id` vector, in id order, each with
+    def chunks_without_vectors(self, model_id: str, limit: int, after_id: int = 0) -> list[StoredChunk]:
+        """Up to `limit` chunks with ids above `after_id` lacking a `model_id` vector, in id order, each at
         one place it is used (enough to rebuild its document)."""
         table = self._existing_vector_table(model_id)
         rows = self._rows(
-            f"SELECT c.id, c.text, c.token_count, f.path, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name, "
-            f"fc.symbol_type, fc.parent_symbol FROM chunk c "
+            f"SELECT {_STORED_COLUMNS} FROM chunk c "
             f"JOIN file_chunk fc ON fc.id = (SELECT min(id) FROM file_chunk WHERE chunk_id = c.id) "
             f"JOIN file f ON f.id = fc.file_id "
             f"WHERE c.id > ? AND NOT EXISTS (SELECT 1 FROM {table} v WHERE v.rowid = c.id) ORDER BY c.id LIMIT ?",
             (after_id, limit))
-        return [MappedChunk(*r) for r in rows]
+        return [StoredChunk(*r) for r in rows]
 
     def add_vectors(self, model_id: str, vectors: Sequence[tuple[int, np.ndarray, np.ndarray | None]]) -> None:
         """Store (chunk id, vector, name vector or None) for existing chunks, in one transaction."""
@@ -383,9 +398,7 @@ class Store:
             return {}
         found: dict[str, int] = {}
         vec_clause = f"AND EXISTS (SELECT 1 FROM {table} v WHERE v.rowid = c.id)" if table else ""
-        for start in range(0, len(unique), 500):
-            part = unique[start:start + 500]
-            marks = ",".join("?" * len(part))
+        for part, marks in _in_batches(unique):
             for h, cid in self._rows(f"SELECT c.hash, c.id FROM chunk c WHERE c.hash IN ({marks}) {vec_clause}",
                                      part):
                 found[h] = cid
@@ -449,9 +462,7 @@ class Store:
     def _chunk_ids(self, hashes: Sequence[str]) -> dict[str, int]:
         unique = list(dict.fromkeys(hashes))
         out: dict[str, int] = {}
-        for start in range(0, len(unique), 500):
-            part = unique[start:start + 500]
-            marks = ",".join("?" * len(part))
+        for part, marks in _in_batches(unique):
             out.update(self._rows(f"SELECT hash, id FROM chunk WHERE hash IN ({marks})", part))
         missing = set(unique) - out.keys()
         if missing:
@@ -478,39 +489,22 @@ class Store:
         orphans = [r[0] for r in self._rows(
             "SELECT id FROM chunk c WHERE NOT EXISTS (SELECT 1 FROM file_chunk fc WHERE fc.chunk_id = c.id)")]
         tables = [t for r in self._rows("SELECT vector_table FROM model") for t in (r[0], r[0] + NAME_SUFFIX)]
-        for start in range(0, len(orphans), 500):
-            part = orphans[start:start + 500]
-            marks = ",".join("?" * len(part))
+        for part, marks in _in_batches(orphans):
             for table in tables:
                 self._conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", part)
             self._conn.execute(f"DELETE FROM chunk WHERE id IN ({marks})", part)
         return len(orphans)
 
-    @dataclass(frozen=True)
-    class MappedRow:
-        chunk_hash: str
-        ordinal: int
-        start_line: int
-        end_line: int
-        chunk_type: str
-        symbol_name: str | None
-        symbol_type: str | None
-        parent_symbol: str | None
-        text: str
-        token_count: int
-
-    def file_chunk_rows(self, scope_id: str, paths: Sequence[str]) -> dict[str, list[MappedRow]]:
+    def file_chunk_rows(self, scope_id: str, paths: Sequence[str]) -> dict[str, list[StoredChunk]]:
         """Each path's chunk mappings in a scope, in order: what a worktree copies from its main scope."""
-        out: dict[str, list[Store.MappedRow]] = {p: [] for p in paths}
-        for start in range(0, len(paths), 500):
-            part = list(paths[start:start + 500])
-            marks = ",".join("?" * len(part))
+        out: dict[str, list[StoredChunk]] = {p: [] for p in paths}
+        for part, marks in _in_batches(paths):
             for row in self._rows(
-                    f"SELECT f.path, c.hash, fc.ordinal, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name, "
-                    f"fc.symbol_type, fc.parent_symbol, c.text, c.token_count FROM file f "
-                    f"JOIN file_chunk fc ON fc.file_id = f.id JOIN chunk c ON c.id = fc.chunk_id "
-                    f"WHERE f.scope_id = ? AND f.path IN ({marks}) ORDER BY f.path, fc.ordinal", (scope_id, *part)):
-                out[row[0]].append(Store.MappedRow(*row[1:]))
+                    f"SELECT {_STORED_COLUMNS} FROM file f JOIN file_chunk fc ON fc.file_id = f.id "
+                    f"JOIN chunk c ON c.id = fc.chunk_id WHERE f.scope_id = ? AND f.path IN ({marks}) "
+                    f"ORDER BY f.path, fc.ordinal", (scope_id, *part)):
+                stored = StoredChunk(*row)
+                out[stored.path].append(stored)
         return out
 
     # --- counts ---------------------------------------------------------------------------------
@@ -555,9 +549,7 @@ class Store:
         smarks = ",".join("?" * len(scope_ids))
         cond, cargs = where.sql()
         out: list[Hit] = []
-        for start in range(0, len(chunk_ids), 500):
-            part = list(chunk_ids[start:start + 500])
-            cmarks = ",".join("?" * len(part))
+        for part, cmarks in _in_batches(chunk_ids):
             out += [Hit(*r) for r in self._rows(
                 f"SELECT {_HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
                 f"JOIN chunk c ON c.id = fc.chunk_id WHERE fc.scope_id IN ({smarks}) "
@@ -566,9 +558,7 @@ class Store:
 
     def hits_by_id(self, file_chunk_ids: Sequence[int]) -> list[Hit]:
         out: list[Hit] = []
-        for start in range(0, len(file_chunk_ids), 500):
-            part = list(file_chunk_ids[start:start + 500])
-            marks = ",".join("?" * len(part))
+        for part, marks in _in_batches(file_chunk_ids):
             out += [Hit(*r) for r in self._rows(
                 f"SELECT {_HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
                 f"JOIN chunk c ON c.id = fc.chunk_id WHERE fc.id IN ({marks})", part)]
@@ -676,11 +666,10 @@ class Store:
         cond, cargs = where.sql()
         join = "JOIN file f ON f.id = fc.file_id " if cond != "1" else ""
         out: list[int] = []
-        for start in range(0, len(file_chunk_ids), 500):
-            part = list(file_chunk_ids[start:start + 500])
+        for part, marks in _in_batches(file_chunk_ids):
             out += [r[0] for r in self._rows(
                 # `+`: keep SQLite on the id lookups rather than walking the scope's index (250 ms vs 5 ms at 1M).
-                f"SELECT fc.id FROM file_chunk fc {join}WHERE fc.id IN ({','.join('?' * len(part))}) "
+                f"SELECT fc.id FROM file_chunk fc {join}WHERE fc.id IN ({marks}) "
                 f"AND +fc.scope_id IN ({smarks}) AND {cond}", (*part, *scope_ids, *cargs))]
         return out
 
