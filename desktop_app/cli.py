@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -133,6 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc), EXIT_USAGE)
     except (SearchError, IndexingError) as exc:
         return _fail(str(exc), EXIT_USAGE)
+    except BrokenPipeError:
+        # The reader went away (`quarry search ... | head`): stop quietly, as other command-line tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (StoreError, ModelError, LookupError, OSError) as exc:
         return _fail(str(exc), EXIT_FAILURE)
     except KeyboardInterrupt:

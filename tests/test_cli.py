@@ -137,3 +137,13 @@ def test_rerank_weights_are_configurable(cli_db, mixed_root):
                          if (p["path"], p["start_line"]) == (b["path"], b["start_line"]))
     bad = quarry(*args, "--weights", "gravity=2")
     assert bad.returncode == 2 and "unknown weight" in bad.stderr
+
+
+def test_a_reader_that_stops_early_ends_the_output_quietly(cli_db, mixed_root):
+    qfile_args = ("search", "function", "--root", str(mixed_root), "--db", str(cli_db), "-k", "100", "--context", "50")
+    proc = subprocess.Popen([sys.executable, "-m", "desktop_app", *qfile_args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    proc.stdout.readline()  # like `| head -1`
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 0
+    assert proc.stderr.read() == ""
