@@ -79,6 +79,11 @@ def test_filters_apply_and_never_starve_k(searcher, mixed_root):
     assert len(web) == 3 and all(r.path.startswith("web/") for r in web)
     no_web = run(searcher, mixed_root, "function", filters=SearchFilters(globs=("*.py", "*.rs")), k=20).results
     assert no_web and all(r.path.endswith((".py", ".rs")) for r in no_web)
+    # Globs are filtered in SQL with gitignore precedence: a later "!pattern" takes files back out.
+    rust_only = SearchFilters(globs=("cli/", "!cli/src/main.rs"))
+    for mode in ("exact", "hybrid", "semantic"):
+        matrix = run(searcher, mixed_root, "matrix", filters=rust_only, mode=mode, k=20).results
+        assert matrix and {r.path for r in matrix} == {"cli/src/matrix.rs"}, mode
     funcs = run(searcher, mixed_root, "matrix", filters=SearchFilters(chunk_types=("function",))).results
     assert funcs and all(r.chunk_type == "function" for r in funcs)
     named = run(searcher, mixed_root, "anything", filters=SearchFilters(symbol_names=("transpose",))).results

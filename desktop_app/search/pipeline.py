@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Collection
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
-import pathspec
 
 from ..embedding import Embedder
 from ..store.store import HistoryEntry, HitFilter, Scope, Store
@@ -34,6 +35,12 @@ class Searcher:
         self.unavailable = unavailable or "no embedding model is loaded"  # why, when embedder is None
         self.cache = QueryEmbeddingCache(embedder.embed_query) if embedder else None
         self.vectors = VectorIndex(store, embedder.model_id, embedder.dims) if embedder else None
+
+    def warm_up(self) -> None:
+        """Load the model and the vectors now, so that the first search pays for neither."""
+        if self.embedder is not None:
+            self.embedder.load()
+            self.vectors.refresh()
 
     def search(self, request: SearchRequest, indexing_roots: Collection[str] = ()) -> SearchResponse:
         started = time.perf_counter()
@@ -96,19 +103,18 @@ class Searcher:
     def _retrieve(self, req: SearchRequest, scopes: list[Scope], parsed: ParsedQuery,
                   query_vec: np.ndarray | None, mode: str) -> list[SearchResult]:
         f = req.filters
-        where = HitFilter(f.languages, f.chunk_types, f.symbol_types, f.symbol_names, f.changed_only)
-        globs = pathspec.GitIgnoreSpec.from_lines(f.globs) if f.globs else None
+        where = HitFilter(f.languages, f.chunk_types, f.symbol_types, f.symbol_names, f.changed_only, f.globs)
         roots = {s.id: s.root for s in scopes}
         scope_ids = list(roots)
-        # Language, chunk and symbol filters are applied in SQL, inside retrieval; globs and the minimum
-        # score only afterwards, so those need many more candidates to leave k.
-        fetch = max(50, req.k * (20 if f.globs or f.min_score > 0 else 5))
+        # Filters are applied in SQL, inside retrieval; only the minimum score is applied afterwards, so
+        # that one needs many more candidates to leave k.
+        fetch = max(50, req.k * (20 if f.min_score > 0 else 5))
         while True:
             candidates, exhausted = self._candidates(scope_ids, parsed, query_vec, mode, where, fetch)
             for c in candidates:
                 c.score = score(c, mode, req.rerank)
-            ranked = sorted((c for c in candidates if (globs is None or globs.match_file(c.hit.path))
-                             and c.score >= f.min_score), key=lambda c: (-c.score, c.hit.path, c.hit.start_line))
+            ranked = sorted((c for c in candidates if c.score >= f.min_score),
+                            key=lambda c: (-c.score, c.hit.path, c.hit.start_line))
             ranked = _drop_cross_scope_copies(ranked)
             kept = merge_overlapping(ranked, lambda c: (f"{c.hit.scope_id}/{c.hit.path}", c.hit.start_line,
                                                         c.hit.end_line), req.overlap_threshold, _absorb, req.k)
@@ -121,27 +127,38 @@ class Searcher:
         """Candidates by file_chunk id, and whether every retriever returned all it had."""
         by_id: dict[int, Candidate] = {}
         exhausted = True
+        scan: Future | None = None
         if query_vec is not None:
             self.vectors.refresh()
             allowed = self.vectors.allowed(scope_ids, where)
-            nearest = self.vectors.nearest(query_vec, allowed, fetch)
-            by_name = self.vectors.nearest(query_vec, allowed, fetch, names=True)
+            # The vector scans (ONNX Runtime and numpy, which let go of the GIL) run on their own thread
+            # while this one waits on SQLite for the keyword side: the two overlap on two cores.
+            scan = _scan_pool().submit(self._nearest, query_vec, allowed, fetch)
+        keyword = self._keyword_side(scope_ids, parsed, mode, where, fetch) if mode in ("exact", "hybrid") else None
+        if scan is not None:
+            nearest, by_name = scan.result()
             exhausted &= len(nearest) < fetch
             chunk_ids = list(dict.fromkeys([cid for cid, _ in nearest] + [cid for cid, _ in by_name]))
             for hit in self.store.hits_for_chunks(scope_ids, chunk_ids, where):
                 by_id[hit.file_chunk_id] = Candidate(hit, found_semantic=True)
-        if mode in ("exact", "hybrid"):
-            exhausted &= self._keyword_candidates(by_id, scope_ids, parsed, mode, where, fetch)
+        if keyword is not None:
+            exhausted &= self._add_keyword_candidates(by_id, *keyword, fetch)
         if query_vec is not None:
             self._fill_similarity(by_id, query_vec)
         return list(by_id.values()), exhausted
 
-    def _keyword_candidates(self, by_id: dict[int, Candidate], scope_ids: list[str], parsed: ParsedQuery,
-                            mode: str, where: HitFilter, fetch: int) -> bool:
+    def _nearest(self, query_vec: np.ndarray, allowed: np.ndarray, fetch: int
+                 ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        return (self.vectors.nearest(query_vec, allowed, fetch),
+                self.vectors.nearest(query_vec, allowed, fetch, names=True))
+
+    def _keyword_side(self, scope_ids: list[str], parsed: ParsedQuery, mode: str, where: HitFilter,
+                      fetch: int) -> tuple[list[int], list[tuple[int, float]]]:
+        """(file_chunk ids whose symbol is named in the query, (file_chunk id, bm25) keyword matches)."""
         names = list(parsed.identifiers)
         if parsed.looks_like_identifier and parsed.text not in names:
             names.append(parsed.text)
-        symbol_ids = set(self.store.symbol_matches(scope_ids, names, fetch, where)) if names else set()
+        symbol_ids = self.store.symbol_matches(scope_ids, names, fetch, where) if names else []
         # Exact mode wants every word; hybrid lets BM25 weigh partial matches against the semantic side.
         any_word = bounded_any(parsed, self.store.keyword_row_counts)
         expressions = [fts_all(parsed), any_word] if mode == "exact" else [any_word]
@@ -150,6 +167,10 @@ class Searcher:
             ranks = self.store.keyword_search(scope_ids, expr, fetch, where)
             if len(ranks) >= fetch // 5:
                 break
+        return symbol_ids, ranks
+
+    def _add_keyword_candidates(self, by_id: dict[int, Candidate], symbol_ids: list[int],
+                                ranks: list[tuple[int, float]], fetch: int) -> bool:
         strengths = keyword_strengths(ranks)
         new_ids = [fid for fid in [*symbol_ids, *strengths] if fid not in by_id]
         for hit in self.store.hits_by_id(list(dict.fromkeys(new_ids))):
@@ -180,6 +201,12 @@ class Searcher:
                 r.stale = True
                 continue
             r.context_start_line, r.context_end_line, r.context = expand(lines, r.start_line, r.end_line, n)
+
+
+@functools.cache
+def _scan_pool() -> ThreadPoolExecutor:
+    """One thread for the vector scans of every searcher in the process (searches run one at a time)."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="quarry-vector-scan")
 
 
 def _drop_cross_scope_copies(ranked: list[Candidate]) -> list[Candidate]:

@@ -104,7 +104,7 @@ def ensure_store(db: Path, chunks: int, dims: int, rebuild: bool) -> float:
 
 
 def where_of(f: SearchFilters) -> HitFilter:
-    return HitFilter(f.languages, f.chunk_types, f.symbol_types, f.symbol_names)
+    return HitFilter(f.languages, f.chunk_types, f.symbol_types, f.symbol_names, globs=f.globs)
 
 
 def _rebatched(batches: Iterator[tuple[np.ndarray, np.ndarray]], size: int = 20_000
