@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
 from desktop_app.app import engine_config  # noqa: E402
 from desktop_app.bridge import EngineBridge  # noqa: E402
+from desktop_app.search.request import SearchRequest  # noqa: E402
 from desktop_app.ui.app_settings import AppSettings  # noqa: E402
 from desktop_app.ui.filters_dialog import FiltersDialog  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
@@ -59,6 +60,49 @@ def window(qtbot, qasync_loop, gui_settings, gui_db, mixed_root):
     win.close()
     win.bridge.shutdown()
 
+
+
+def test_a_query_typed_before_the_index_opens_is_answered(qtbot, qasync_loop, gui_settings, gui_db, mixed_root):
+    # A double-click user types the moment the window appears: the last project is searched once the engine
+    # is up, and nothing asks them to open a folder meanwhile.
+    gui_settings.last_project = str(mixed_root.resolve())
+    win = MainWindow(EngineBridge(), gui_settings)
+    qtbot.addWidget(win)
+    win.show()
+    starting = asyncio.ensure_future(win.start(EngineConfig(gui_db)))
+    try:
+        with qtbot.waitSignal(win.results_shown, timeout=20_000):
+            qtbot.keyClicks(win.search_bar, "retry with exponential backoff")
+            qtbot.keyClick(win.search_bar, Qt.Key.Key_Return)
+        qtbot.waitUntil(starting.done, timeout=20_000)
+        assert starting.result() is True
+        assert win.last_response.results[0].path == "src/http_client.py"
+        assert "Open a folder" not in win.banner.text()
+    finally:
+        win.close()
+        win.bridge.shutdown()
+
+
+def test_the_bridge_holds_a_search_until_the_engine_has_started(qtbot, qasync_loop, gui_db, mixed_root):
+    bridge = EngineBridge()
+    starting = asyncio.ensure_future(bridge.start(EngineConfig(gui_db)))
+    # Scheduled in the same turn of the loop: start() is still waiting on the worker when this one runs.
+    answer = asyncio.ensure_future(bridge.search(SearchRequest("matrix", roots=(str(mixed_root),))))
+    try:
+        response = run(qtbot, answer)
+        assert starting.done() and response.results
+    finally:
+        bridge.shutdown()
+
+
+def test_a_last_project_no_longer_indexed_is_forgotten_at_start(qtbot, qasync_loop, gui_settings, gui_db, tmp_path):
+    gui_settings.last_project = str(tmp_path / "gone")
+    win = open_window(qtbot, gui_settings, gui_db, None)
+    try:
+        assert win.project is None and win.windowTitle() == "Quarry"
+    finally:
+        win.close()
+        win.bridge.shutdown()
 
 def type_query(qtbot, win: MainWindow, text: str) -> None:
     win.search_bar.setFocus()

@@ -26,10 +26,11 @@ def unit(rng: np.random.Generator, n: int, dims: int = DIMS) -> np.ndarray:
 class Corpus:
     """Writes files of chunks with random vectors and remembers every vector written, by chunk id."""
 
-    def __init__(self, store: Store, seed: int = 0):
+    def __init__(self, store: Store, seed: int = 0, model: str = MODEL):
         self.store = store
+        self.model = model
         self.rng = np.random.default_rng(seed)
-        store.register_model(MODEL, DIMS, "test")
+        store.register_model(model, DIMS, "test")
         self.scope = store.create_scope("/repo")
         self.code: dict[str, np.ndarray] = {}  # by chunk hash
         self.names: dict[str, np.ndarray] = {}
@@ -56,10 +57,10 @@ class Corpus:
             files.append(FileWrite(path, 100, 1, h, language, refs))
             self.files[path] = [r.chunk_hash for r in refs]
         self.files_written += n_files
-        self.store.write_batch(self.scope.id, MODEL, new, files)
+        self.store.write_batch(self.scope.id, self.model, new, files)
 
     def delete(self, paths: list[str]) -> None:
-        self.store.write_batch(self.scope.id, MODEL, [], deleted=paths)
+        self.store.write_batch(self.scope.id, self.model, [], deleted=paths)
         self.store.collect_garbage()
         for path in paths:
             for h in self.files.pop(path):
@@ -69,7 +70,7 @@ class Corpus:
     def by_id(self, names: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, vectors) of every live vector of this kind, as exact search sees them."""
         vectors = self.names if names else self.code
-        ids = self.store.known_chunks(list(vectors), MODEL)
+        ids = self.store.known_chunks(list(vectors), self.model)
         order = sorted(vectors, key=lambda h: ids[h])
         return np.array([ids[h] for h in order], dtype=np.int64), np.stack([vectors[h] for h in order])
 
@@ -149,6 +150,48 @@ def test_vectors_arriving_below_held_ids_trigger_a_reload(store):
     np.testing.assert_array_equal(index._code.ids, ids)
     sims = index.similarities(late[3], ids.tolist())
     assert sims[int(ids[3])] == pytest.approx(1.0, abs=1e-4)
+
+
+def test_a_budgeted_refresh_loads_in_slices_and_goes_on_where_it_stopped(store):
+    corpus = Corpus(store, seed=4)
+    corpus.write(150, 20)  # 3,000 code vectors: three sqlite-vec chunks of 1,024, read one at a time
+    index = VectorIndex(store, MODEL, DIMS)
+    assert index.refresh(budget_s=0) is False and index.loaded_share == 0
+    slices = 0
+    while not index.refresh(budget_s=1e-9):  # one batch a call
+        slices += 1
+        assert 0 < index.loaded_share <= 1
+        if slices == 2:  # the store changes half-way through the load
+            corpus.write(5, 20, prefix="late")
+            corpus.delete(["src/module_7.py"])
+    assert slices >= 3 and index.loaded_share == 1
+    allowed = index.allowed([corpus.scope.id])
+    for names in (False, True):
+        ids, vectors = corpus.by_id(names)
+        rows = index._names if names else index._code
+        np.testing.assert_array_equal(rows.live_ids(), ids)
+        q = vectors[17]
+        assert index.nearest(q, allowed, 1, names=names)[0][0] == ids[17]
+
+
+def test_searches_during_warm_up_use_the_vectors_loaded_so_far(store, embedder, monkeypatch):
+    from desktop_app.search import pipeline
+    from desktop_app.search.pipeline import Searcher
+    from desktop_app.search.request import SearchRequest
+
+    corpus = Corpus(store, seed=5, model=embedder.model_id)
+    corpus.write(150, 20)
+    monkeypatch.setattr(pipeline, "WARM_UP_SLICE_S", 1e-9)  # a slice a batch, so there is a "meanwhile"
+    searcher = Searcher(store, embedder)
+    request = SearchRequest("function that returns a number", roots=("/repo",), record_history=False)
+    meanwhile = []
+    searcher.warm_up(between=lambda: meanwhile.append(searcher.search(request)))
+    assert len(meanwhile) >= 3
+    shares = [r.vectors_loaded for r in meanwhile]
+    assert shares == sorted(shares) and 0 < shares[0] < 1
+    assert all("still loading" in r.notice and r.results for r in meanwhile)
+    done = searcher.search(request)
+    assert done.vectors_loaded == 1 and done.notice is None and done.results
 
 
 def test_fast_path_agrees_with_exact_search(store):

@@ -8,13 +8,13 @@ and relayed through a queued connection, so `progressed` listeners always run on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
-from ..embedding import ModelError
 from ..indexing.indexer import IndexStats
 from ..indexing.progress import Progress
 from ..search.request import SearchRequest
@@ -43,6 +43,7 @@ class EngineBridge(QObject):
         self._worker: Worker | None = None
         self._config: EngineConfig | None = None
         self._indexes: dict[int, tuple[str, IndexHandle]] = {}
+        self._starting: asyncio.Future | None = None  # the worker being started, awaited by early jobs
         self._progress_from_worker.connect(self._relay_progress, Qt.ConnectionType.QueuedConnection)
         self._changed_from_worker.connect(self.files_changed, Qt.ConnectionType.QueuedConnection)
 
@@ -64,7 +65,8 @@ class EngineBridge(QObject):
     async def start(self, config: EngineConfig) -> None:
         """Open the store on a fresh worker thread (waiting for it off the UI thread)."""
         worker = Worker(config)
-        await asyncio.get_running_loop().run_in_executor(None, worker.start)
+        self._starting = asyncio.get_running_loop().run_in_executor(None, worker.start)
+        await self._starting
         self._worker, self._config = worker, config
 
     async def restart(self, config: EngineConfig) -> None:
@@ -88,19 +90,19 @@ class EngineBridge(QObject):
     # --- jobs -----------------------------------------------------------------------------------
 
     async def search(self, request: SearchRequest) -> SearchResponse:
-        return await self._await(self._require().search(request))
+        return await self._await((await self._ready()).search(request))
 
     async def watch(self, root: Path | str) -> None:
         """Keep `root`'s index in step with its files while the engine runs; results arrive on `files_changed`.
         Registered off the UI thread: setting up the watches walks the folder tree."""
-        worker = self._require()
+        worker = await self._ready()
         key = str(root)
         await asyncio.get_running_loop().run_in_executor(
             None, worker.watch, root, lambda result: self._changed_from_worker.emit(key, result))
 
     async def index(self, root: Path | str) -> IndexStats:
         """Index (or incrementally re-index) `root`; progress arrives on `progressed`."""
-        handle = self._require().index(root, self._progress_from_worker.emit)
+        handle = (await self._ready()).index(root, self._progress_from_worker.emit)
         key = id(handle)
         self._indexes[key] = (str(root), handle)
         if len(self._indexes) == 1:
@@ -121,29 +123,31 @@ class EngineBridge(QObject):
             handle.cancel()
 
     async def scopes(self) -> list[ScopeSummary]:
-        return await self._await(self._require().scopes())
+        return await self._await((await self._ready()).scopes())
 
     async def read_lines(self, path: Path | str, sha256: str, start_line: int, end_line: int,
                          context: int) -> tuple[int, int, str] | None:
-        return await self._await(self._require().read_lines(path, sha256, start_line, end_line, context))
+        return await self._await((await self._ready()).read_lines(path, sha256, start_line, end_line, context))
 
     async def inspect_path(self, path: Path | str) -> DroppedPath:
-        return await self._await(self._require().submit(lambda e: inspect_dropped(e.store, Path(path))))
+        return await self._await((await self._ready()).submit(lambda e: inspect_dropped(e.store, Path(path))))
 
     async def load_model(self) -> tuple[str, str]:
-        """Load the embedding model now, so the first search does not pay for it; (model id, provider).
-
-        Raises ModelError when there is no usable model (searches then fall back to exact matching).
-        """
-        def job(engine: Engine) -> tuple[str, str]:
-            if engine.embedder is None:
-                raise ModelError(engine.model_error or "no embedding model")
-            engine.embedder.load()
-            return engine.embedder.model_id, engine.embedder.provider
-
-        return await self._await(self._require().submit(job))
+        """Load the embedding model and the index's vectors now, so the first search does not wait for
+        them; (model id, provider). Raises ModelError when there is no usable model (searches then fall
+        back to exact matching)."""
+        return await self._await((await self._ready()).submit(Engine.warm_up))
 
     # --- plumbing -------------------------------------------------------------------------------
+
+    async def _ready(self) -> Worker:
+        """The running worker; a job asked for while it is still starting (a query typed the moment the
+        window appears) waits for it rather than failing."""
+        starting = self._starting
+        if self._worker is None and starting is not None and not starting.done():
+            with contextlib.suppress(Exception):  # start() reports its own failure; here it only means "not running"
+                await asyncio.shield(starting)
+        return self._require()
 
     def _require(self) -> Worker:
         if self._worker is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,6 +22,8 @@ from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRequest, validate
 from .results import SearchResponse, SearchResult
 from .vector_index import VectorIndex
 
+# Seconds of vector loading at a time while warming up, between which waiting searches are answered.
+WARM_UP_SLICE_S = 0.1
 # Candidates asked of each retriever at most; a filter that leaves fewer matches than this has run dry.
 MAX_FETCH = 4096
 
@@ -35,12 +37,21 @@ class Searcher:
         self.unavailable = unavailable or "no embedding model is loaded"  # why, when embedder is None
         self.cache = QueryEmbeddingCache(embedder.embed_query) if embedder else None
         self.vectors = VectorIndex(store, embedder.model_id, embedder.dims) if embedder else None
+        self._warming = False  # warm_up() is loading the vectors; searches meanwhile use what is loaded
 
-    def warm_up(self) -> None:
-        """Load the model and the vectors now, so that the first search pays for neither."""
-        if self.embedder is not None:
-            self.embedder.load()
-            self.vectors.refresh()
+    def warm_up(self, between: Callable[[], None] = lambda: None) -> None:
+        """Load the model and the vectors now, so that the first search pays for neither. The vectors load
+        in slices with `between` called after each (the worker answers waiting searches there: until the
+        load is done they search the vectors loaded so far and say so)."""
+        if self.embedder is None:
+            return
+        self.embedder.load()
+        self._warming = True
+        try:
+            while not self.vectors.refresh(budget_s=WARM_UP_SLICE_S):
+                between()
+        finally:
+            self._warming = False
 
     def search(self, request: SearchRequest, indexing_roots: Collection[str] = ()) -> SearchResponse:
         started = time.perf_counter()
@@ -64,6 +75,13 @@ class Searcher:
                     response.effective_mode = "exact"
                     response.notice = f"semantic search is unavailable ({problem}); showing exact matches only"
 
+        if query_vec is not None:
+            # While warm_up() loads the vectors, search those loaded so far rather than wait for the rest.
+            loaded = self.vectors.refresh(budget_s=0 if self._warming else None)
+            response.vectors_loaded = 1.0 if loaded else self.vectors.loaded_share
+            if not loaded:
+                response.notice = (f"the index is still loading ({response.vectors_loaded:.0%} of its vectors), so "
+                                   "semantic matches are partial")
         response.results = self._retrieve(req, scopes, parse(req.query), query_vec, response.effective_mode)
         if req.context:
             self._add_context(response.results, req.context)
@@ -129,7 +147,6 @@ class Searcher:
         exhausted = True
         scan: Future | None = None
         if query_vec is not None:
-            self.vectors.refresh()
             allowed = self.vectors.allowed(scope_ids, where)
             # The vector scans (ONNX Runtime and numpy, which let go of the GIL) run on their own thread
             # while this one waits on SQLite for the keyword side: the two overlap on two cores.

@@ -11,6 +11,7 @@ unit vectors, which are the hard case: real embeddings have far larger gaps at t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -43,26 +44,52 @@ class VectorIndex:
         self._names = QuantizedRows(dims, self._kernel)
         self._generation: tuple[int, int] | None = None
         self._allowed: dict[tuple, np.ndarray] = {}
+        self._allowed_generation: tuple[int, int] | None = None
         # (id(allowed), names) -> (allowed, its rows: None for all, positions, or a mask of the rows left out)
         self._selections: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray | None]] = {}
         # names -> (query, {row position: similarity}) rescored by the last nearest()
         self._rescored: dict[bool, tuple[np.ndarray, dict[int, float]]] = {}
 
-    def refresh(self) -> None:
-        """Catch up with the store: append new vectors, forget deleted ones, reload if rows appeared out of order."""
+    def refresh(self, budget_s: float | None = None) -> bool:
+        """Catch up with the store: append new vectors, forget deleted ones, reload if rows appeared out of
+        order. With a budget, stop after about that many seconds (at least one batch; 0: nothing new); rows
+        arrive in id order, so the next call goes on where this one stopped. True when caught up."""
         generation = self.store.generation
         if generation == self._generation:
-            return
-        self._allowed.clear()
+            return True
+        if budget_s == 0:
+            return False
+        deadline = None if budget_s is None else time.perf_counter() + budget_s
+        if generation != self._allowed_generation:  # the places and files the sets were made from changed
+            self._allowed.clear()
+            self._allowed_generation = generation
         self._selections.clear()
         self._rescored.clear()
+        self._generation = None  # until caught up
         for names in (False, True):
             rows = self._rows(names)
             stored = self.store.vector_count(self.model_id, names)
-            rows.extend(self.store.iter_vectors(self.model_id, names, rows.last_id), stored - rows.live_count)
+            batches = self.store.iter_vectors(self.model_id, names, rows.last_id)
+            try:
+                for ids, vectors in batches:
+                    rows.extend([(ids, vectors)], stored - rows.live_count)
+                    if deadline is not None and time.perf_counter() >= deadline:
+                        return False
+            finally:
+                batches.close()
             if rows.live_count != stored:
                 self._reconcile(rows, names)
         self._generation = generation
+        return True
+
+    @property
+    def loaded_share(self) -> float:
+        """How much of the store's vectors are in memory, 0..1 (1 once a refresh has caught up)."""
+        if self._generation is not None:
+            return 1.0
+        held = self._code.live_count + self._names.live_count
+        stored = self.store.vector_count(self.model_id) + self.store.vector_count(self.model_id, names=True)
+        return min(1.0, held / stored) if stored else 1.0
 
     def _reconcile(self, rows: QuantizedRows, names: bool) -> None:
         stored = self.store.vector_ids(self.model_id, names)

@@ -227,6 +227,11 @@ class MainWindow(QMainWindow):
         cannot be used is explained in a dialog, which (when `interactive`) offers to move it aside and
         start a fresh one; False when the engine could not start."""
         self.statusBar().showMessage("Opening the index…")
+        # The last project is known before the index opens, so a query typed at once searches it (the
+        # bridge holds the search until the engine is up) instead of asking for a folder.
+        assumed = self.settings.last_project if self.project is None else None
+        if assumed:
+            self.set_project(assumed)
         try:
             await self.bridge.start(config)
         except StoreUnusable as exc:
@@ -245,8 +250,8 @@ class MainWindow(QMainWindow):
             return False
         self.statusBar().showMessage(f"Index: {config.db_path}", 5000)
         await self.refresh_projects()
-        if self.project is None and self.settings.last_project in self.scopes:
-            self.set_project(self.settings.last_project)
+        if assumed and self.project == assumed and assumed not in self.scopes:
+            self.forget_project()  # it is no longer in this index
         self.focus_search()
         self.spawn(self._load_model())
         return True
@@ -274,6 +279,9 @@ class MainWindow(QMainWindow):
                               "warning")
         else:
             self.engine_status.show_engine(model, provider)
+            loading = self.last_response is not None and self.last_response.vectors_loaded < 1
+            if loading and self.search_bar.text().strip():
+                self.search_now()  # answered while the vectors loaded: now with all of them
 
     async def refresh_projects(self) -> None:
         self.scopes = {s.scope.root: s for s in await self.bridge.scopes()}
@@ -324,6 +332,12 @@ class MainWindow(QMainWindow):
         self.engine_status.show_scope(root, self.scopes.get(root))
         if self.search_bar.text().strip():
             self.search_now()
+
+    def forget_project(self) -> None:
+        self.project = None
+        self.setWindowTitle("Quarry")
+        self._fill_projects()
+        self.engine_status.show_scope(None, None)
 
     async def open_project(self, path: str | Path, index: bool = True) -> IndexStats | None:
         """Make the folder at `path` the project and (incrementally) index it."""

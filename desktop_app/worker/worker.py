@@ -76,6 +76,17 @@ class Engine:
                                               f"re-embedding with {self.embedder.model_id}")
         return Searcher(self.store, old)
 
+    def warm_up(self) -> tuple[str, str]:
+        """Load the model and the index's vectors before the first search needs them; (model id, provider).
+
+        Raises ModelError when there is no usable model (searches then fall back to exact matching).
+        """
+        if self.embedder is None:
+            raise ModelError(self.model_error or "no embedding model")
+        self.embedder.load()
+        self.searcher.warm_up(between=self._idle)
+        return self.embedder.model_id, self.embedder.provider
+
     def reembed(self, progress: Callable[[Progress], None] | None, should_stop: Callable[[], bool]) -> bool:
         """Re-embed the store with the configured model; searches switch to it when it is complete."""
         if not self.needs_reembed:

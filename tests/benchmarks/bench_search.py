@@ -48,6 +48,9 @@ class QueryVectors:
         self.dims = dims
         self.vectors: dict[str, np.ndarray] = {}
 
+    def load(self) -> None:
+        """Nothing to load: the vectors are drawn up front."""
+
     def embed_query(self, text: str) -> np.ndarray:
         return self.vectors[text]
 
@@ -172,11 +175,21 @@ def run(args: argparse.Namespace) -> dict:
     started = time.perf_counter()
     store = Store(db)
     searcher = Searcher(store, vectors)
-    searcher.vectors.refresh()
+    early: dict = {}
+
+    def search_while_loading() -> None:  # as the worker does for a search typed during the app's warm-up
+        if not early:
+            t = time.perf_counter()
+            response = searcher.search(requests[0])
+            early.update(searchable_s=time.perf_counter() - started, ms=(time.perf_counter() - t) * 1000,
+                         loaded=response.vectors_loaded)
+
+    searcher.warm_up(between=search_while_loading)
     load_s = time.perf_counter() - started
-    started = time.perf_counter()
+    t = time.perf_counter()
     searcher.search(requests[0])
-    first_ms = (time.perf_counter() - started) * 1000
+    first_ms = (time.perf_counter() - t) * 1000
+    searchable_s = early.get("searchable_s", load_s + first_ms / 1000)
 
     times = []
     for req in requests[1:]:
@@ -193,6 +206,8 @@ def run(args: argparse.Namespace) -> dict:
            "rss_mb": round(rss), "peak_rss_mb": round(peak_rss), "rss_before_open_mb": round(rss_before),
            "db_mb": round(db_bytes / 2**20), "db_bytes_per_chunk": round(db_bytes / args.chunks),
            "build_s": round(build_s, 1), "load_s": round(load_s, 2), "first_search_ms": round(first_ms, 1),
+           "searchable_s": round(searchable_s, 3), "search_while_loading_ms": round(early.get("ms", 0), 1),
+           "vectors_loaded_then": round(early.get("loaded", 1.0), 3),
            "recall_at_10": round((code_recall + name_recall) / 2, 4), "recall_at_10_code": round(code_recall, 4),
            "recall_at_10_names": round(name_recall, 4)}
     if not args.json:
