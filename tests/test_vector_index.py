@@ -194,6 +194,20 @@ def test_searches_during_warm_up_use_the_vectors_loaded_so_far(store, embedder, 
     assert done.vectors_loaded == 1 and done.notice is None and done.results
 
 
+def test_searching_every_scope_unfiltered_needs_no_allowed_set(store):
+    corpus = Corpus(store)
+    corpus.write(5, 10)
+    index = VectorIndex(store, MODEL, DIMS)
+    index.refresh()
+    assert index.allowed([corpus.scope.id]) is None  # the only scope: every chunk, no SQL
+    assert len(index.nearest(corpus.by_id()[1][0], None, 100)) == 50
+    other = store.create_scope("/other")
+    index.refresh()
+    np.testing.assert_array_equal(index.allowed([corpus.scope.id]), corpus.by_id()[0])
+    assert index.allowed([corpus.scope.id, other.id]) is None
+    assert index.allowed([corpus.scope.id, other.id], HitFilter(languages=("rust",))).size == 0
+
+
 def test_fast_path_agrees_with_exact_search(store):
     corpus = Corpus(store, seed=1)
     corpus.write(150, 20)  # 3,000 chunks, ~2,100 with a name vector

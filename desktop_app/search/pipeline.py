@@ -164,7 +164,7 @@ class Searcher:
             self._fill_similarity(by_id, query_vec)
         return list(by_id.values()), exhausted
 
-    def _nearest(self, query_vec: np.ndarray, allowed: np.ndarray, fetch: int
+    def _nearest(self, query_vec: np.ndarray, allowed: np.ndarray | None, fetch: int
                  ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         return (self.vectors.nearest(query_vec, allowed, fetch),
                 self.vectors.nearest(query_vec, allowed, fetch, names=True))

@@ -108,8 +108,12 @@ class VectorIndex:
     def _rows(self, names: bool) -> QuantizedRows:
         return self._names if names else self._code
 
-    def allowed(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray:
-        """Sorted chunk ids searchable in these scopes under these filters (cached until the next write)."""
+    def allowed(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray | None:
+        """Sorted chunk ids searchable in these scopes under these filters (cached until the next write);
+        None when that is every chunk (no filter, every scope), which needs no SQL at all (~190 ms a
+        million chunks, paid again after every write)."""
+        if where == NO_FILTER and self.store.covers_all_scopes(scope_ids):
+            return None
         key = (tuple(scope_ids), where)
         if key not in self._allowed:
             if len(self._allowed) >= _ALLOWED_SETS:
@@ -118,7 +122,9 @@ class VectorIndex:
             self._allowed[key] = self.store.scope_chunk_ids(scope_ids, where)
         return self._allowed[key]
 
-    def _selection(self, rows: QuantizedRows, allowed: np.ndarray, names: bool) -> np.ndarray | None:
+    def _selection(self, rows: QuantizedRows, allowed: np.ndarray | None, names: bool) -> np.ndarray | None:
+        if allowed is None:  # every chunk: only the rows of deleted vectors are left out
+            return None if rows.live_count == len(rows) else ~rows.live
         key = (id(allowed), names)
         cached = self._selections.get(key)
         if cached is not None and cached[0] is allowed:
@@ -135,8 +141,9 @@ class VectorIndex:
         self._selections[key] = (allowed, selection)
         return selection
 
-    def nearest(self, query: np.ndarray, allowed: np.ndarray, k: int, names: bool = False) -> list[tuple[int, float]]:
-        """(chunk id, cosine similarity) of the k allowed chunks closest to `query`, best first."""
+    def nearest(self, query: np.ndarray, allowed: np.ndarray | None, k: int,
+                names: bool = False) -> list[tuple[int, float]]:
+        """(chunk id, cosine similarity) of the k allowed chunks (None: any) closest to `query`, best first."""
         rows = self._rows(names)
         if not len(rows):
             return []

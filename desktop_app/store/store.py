@@ -550,6 +550,11 @@ class Store:
                           (*scope_ids, *cargs))[0][0]
         return np.fromstring(text, dtype=np.int64, sep=" ") if text else np.zeros(0, dtype=np.int64)
 
+    def covers_all_scopes(self, scope_ids: Sequence[str]) -> bool:
+        """Whether these scopes are every scope in the store (the usual case: one indexed project)."""
+        return len(set(scope_ids)) >= self._rows("SELECT count(*) FROM scope")[0][0]
+
+
     def hits_for_chunks(self, scope_ids: Sequence[str], chunk_ids: Sequence[int],
                         where: HitFilter = NO_FILTER) -> list[Hit]:
         if not chunk_ids or not scope_ids:
@@ -590,7 +595,7 @@ class Store:
             # Joining every match to its place and file costs twice the ranking on a big index (the
             # rows are scattered over the file), so rank in the keyword index alone and check the best.
             # FTS5 scores every match whatever the LIMIT, so asking for many more rows costs little.
-            everywhere = where == NO_FILTER and self._all_scopes(scope_ids)
+            everywhere = where == NO_FILTER and self.covers_all_scopes(scope_ids)
             wanted = limit if everywhere else limit * KEYWORD_OVERFETCH
             ranked = self._conn.execute(f"SELECT rowid, bm25(fts, {w[0]}, {w[1]}, {w[2]}) AS rank FROM fts "
                                         "WHERE fts MATCH ? ORDER BY rank LIMIT ?", (match, wanted)).fetchall()
@@ -664,9 +669,6 @@ class Store:
         return Vec0Table(self._conn, rows[0][0] + (NAME_SUFFIX if names else ""), rows[0][1])
 
     # --- keyword statistics ---------------------------------------------------------------------
-
-    def _all_scopes(self, scope_ids: Sequence[str]) -> bool:
-        return len(set(scope_ids)) >= self._rows("SELECT count(*) FROM scope")[0][0]
 
     def _places_passing(self, scope_ids: Sequence[str], file_chunk_ids: Sequence[int], where: HitFilter) -> list[int]:
         """Those of `file_chunk_ids` in these scopes whose place and file pass `where`."""

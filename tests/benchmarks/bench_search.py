@@ -146,12 +146,12 @@ def recall(searcher: Searcher, requests: list[SearchRequest], vectors: QueryVect
     index = searcher.vectors
     scope_ids = [searcher.store.scope_for_root(ROOT).id]
     allowed = [index.allowed(scope_ids, where_of(r.filters)) for r in requests]
-    top_id = max(int(a[-1]) for a in allowed if len(a)) + 1
-    by_set: dict[int, np.ndarray] = {}  # `allowed` hands out one array per filter set
+    top_id = searcher.store.scope_chunk_ids(scope_ids)[-1] + 1
+    by_set: dict[int, np.ndarray] = {}  # `allowed` hands out one array per filter set (None: every chunk)
     for a in allowed:
         if id(a) not in by_set:
             by_set[id(a)] = np.zeros(top_id, dtype=bool)
-            by_set[id(a)][a] = True
+            by_set[id(a)][slice(None) if a is None else a] = True
     masks = [by_set[id(a)] for a in allowed]
     queries = np.stack([vectors.vectors[r.query] for r in requests])
     out = []
