@@ -95,6 +95,14 @@ def test_the_bridge_holds_a_search_until_the_engine_has_started(qtbot, qasync_lo
         bridge.shutdown()
 
 
+def test_a_search_answered_while_vectors_loaded_runs_again_once_they_are_in(qtbot, window):
+    first = search(qtbot, window, "multiply two matrices")
+    first.vectors_loaded = 0.4  # as if answered during the warm-up of a large index
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        run(qtbot, window._load_model())  # the warm-up finishing
+    assert window.last_response is not first and window.last_response.vectors_loaded == 1
+
+
 def test_a_last_project_no_longer_indexed_is_forgotten_at_start(qtbot, qasync_loop, gui_settings, gui_db, tmp_path):
     gui_settings.last_project = str(tmp_path / "gone")
     win = open_window(qtbot, gui_settings, gui_db, None)
