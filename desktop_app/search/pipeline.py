@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Collection
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 import numpy as np
@@ -151,7 +151,12 @@ class Searcher:
             # The vector scans (ONNX Runtime and numpy, which let go of the GIL) run on their own thread
             # while this one waits on SQLite for the keyword side: the two overlap on two cores.
             scan = _scan_pool().submit(self._nearest, query_vec, allowed, fetch)
-        keyword = self._keyword_side(scope_ids, parsed, mode, where, fetch) if mode in ("exact", "hybrid") else None
+        try:
+            keyword = self._keyword_side(scope_ids, parsed, mode, where, fetch) if mode in ("exact", "hybrid") else None
+        except BaseException:
+            if scan is not None:
+                wait([scan])  # the next search must not find this scan still reading the vector index
+            raise
         if scan is not None:
             nearest, by_name = scan.result()
             exhausted &= len(nearest) < fetch
