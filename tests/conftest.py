@@ -49,13 +49,19 @@ def mixed_index(tmp_path_factory, mixed_root):
 
 
 @pytest.fixture
-def mixed_copy(tmp_path, mixed_root, mixed_index) -> tuple[Path, Path]:
+def index_copy(tmp_path, mixed_index) -> Path:
+    """A private copy of the mixed index, for tests that write to it (searches record history too)."""
+    db = tmp_path / "index.db"
+    shutil.copy(mixed_index[0], db)
+    return db
+
+
+@pytest.fixture
+def mixed_copy(tmp_path, mixed_root, index_copy) -> tuple[Path, Path]:
     """A private copy of the repository and of its index, for tests that change them."""
     root = tmp_path / "repo"
     shutil.copytree(mixed_root, root, symlinks=True)
-    db = tmp_path / "index.db"
-    shutil.copy(mixed_index[0], db)
-    return root, db
+    return root, index_copy
 
 
 @pytest.fixture
@@ -109,14 +115,6 @@ def gui_settings(tmp_path):
     from desktop_app.ui.app_settings import AppSettings
 
     return AppSettings(QSettings(str(tmp_path / "quarry.ini"), QSettings.Format.IniFormat))
-
-
-@pytest.fixture
-def gui_db(tmp_path, mixed_index) -> Path:
-    """A private copy of the mixed index (the window records search history in it)."""
-    db = tmp_path / "gui-index.db"
-    shutil.copy(mixed_index[0], db)
-    return db
 
 
 @pytest.fixture

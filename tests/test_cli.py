@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -24,16 +23,8 @@ def quarry(*args, env=None, check=None):
     return proc
 
 
-@pytest.fixture
-def cli_db(tmp_path, mixed_index):
-    db = tmp_path / "index.db"
-    shutil.copy(mixed_index[0], db)
-    return db
-
-
-def test_index_json_stats_and_search_json(tmp_path, mixed_root, mixed_index):
-    db = tmp_path / "fresh.db"
-    shutil.copy(mixed_index[0], db)
+def test_index_json_stats_and_search_json(mixed_root, index_copy):
+    db = index_copy
     proc = quarry("index", mixed_root, "--db", db, "--json", check=0)
     stats = json.loads(proc.stdout.strip().splitlines()[-1])
     assert stats.keys() >= INDEX_FIELDS
@@ -57,25 +48,25 @@ def test_progress_goes_to_stderr(tmp_path):
     assert "indexed" in proc.stdout
 
 
-def test_db_before_subcommand_and_quarry_db_env(cli_db, mixed_root):
-    before = quarry("--db", cli_db, "search", "LRUCache", "--root", mixed_root, "--json", check=0)
-    via_env = quarry("search", "LRUCache", "--root", mixed_root, "--json", env={"QUARRY_DB": str(cli_db)}, check=0)
+def test_db_before_subcommand_and_quarry_db_env(index_copy, mixed_root):
+    before = quarry("--db", index_copy, "search", "LRUCache", "--root", mixed_root, "--json", check=0)
+    via_env = quarry("search", "LRUCache", "--root", mixed_root, "--json", env={"QUARRY_DB": str(index_copy)}, check=0)
     assert json.loads(before.stdout)["results"][0]["path"] == "src/cache.py"
     assert json.loads(via_env.stdout)["results"][0]["path"] == "src/cache.py"
 
 
-def test_queries_file_gives_one_object_per_line(tmp_path, cli_db, mixed_root):
+def test_queries_file_gives_one_object_per_line(tmp_path, index_copy, mixed_root):
     qfile = tmp_path / "q.txt"
     qfile.write_text("multiply two matrices\n\nparse command line arguments\ndebounce\n")
-    proc = quarry("search", "--queries-file", qfile, "--root", mixed_root, "--db", cli_db, "--json", "-k", "3",
+    proc = quarry("search", "--queries-file", qfile, "--root", mixed_root, "--db", index_copy, "--json", "-k", "3",
                   check=0)
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [x["query"] for x in lines] == ["multiply two matrices", "parse command line arguments", "debounce"]
     assert all(len(x["results"]) == 3 for x in lines)
 
 
-def test_context_flag_adds_context_fields(cli_db, mixed_root):
-    proc = quarry("search", "transpose", "--root", mixed_root, "--db", cli_db, "--json", "--context", "2", check=0)
+def test_context_flag_adds_context_fields(index_copy, mixed_root):
+    proc = quarry("search", "transpose", "--root", mixed_root, "--db", index_copy, "--json", "--context", "2", check=0)
     top = json.loads(proc.stdout)["results"][0]
     assert {"context_start_line", "context_end_line", "context"} <= top.keys()
     assert top["context_start_line"] == top["start_line"] - 2
@@ -88,17 +79,17 @@ def test_context_flag_adds_context_fields(cli_db, mixed_root):
     ["search", "x y z", "--queries-file", "/nonexistent/q.txt"], ["search"], ["bogus-command"],
     ["index", "/nonexistent/folder"], ["search", "x y z", "-k", "ten"],
 ])
-def test_bad_input_exits_2_with_one_line(cli_db, mixed_root, args):
+def test_bad_input_exits_2_with_one_line(index_copy, mixed_root, args):
     if args[0] == "search":
         args = [*args, "--root", str(mixed_root)]
-    proc = quarry(*args, "--db", cli_db)
+    proc = quarry(*args, "--db", index_copy)
     assert proc.returncode == 2, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("quarry: ")
 
 
-def test_search_of_unindexed_root_says_to_index_it(cli_db, tmp_path):
-    proc = quarry("search", "anything", "--root", tmp_path, "--db", cli_db)
+def test_search_of_unindexed_root_says_to_index_it(index_copy, tmp_path):
+    proc = quarry("search", "anything", "--root", tmp_path, "--db", index_copy)
     assert proc.returncode == 2 and "quarry index" in proc.stderr
 
 
@@ -111,25 +102,25 @@ def test_a_file_that_is_not_a_database_fails_with_exit_1(tmp_path, mixed_root):
     assert bogus.read_text().startswith("my precious notes")
 
 
-def test_scopes_list_and_remove(cli_db, mixed_root):
-    scopes = json.loads(quarry("scopes", "--db", cli_db, "--json", check=0).stdout)
+def test_scopes_list_and_remove(index_copy, mixed_root):
+    scopes = json.loads(quarry("scopes", "--db", index_copy, "--json", check=0).stdout)
     assert len(scopes) == 1
     s = scopes[0]
     assert set(s) == {"id", "type", "root", "parent", "files", "chunks", "last_indexed_at", "stale"}
     assert s["type"] == "main" and s["root"] == str(mixed_root.resolve()) and s["files"] == 8 and s["parent"] is None
-    quarry("scopes", "remove", mixed_root, "--db", cli_db, check=0)
-    assert json.loads(quarry("scopes", "--db", cli_db, "--json", check=0).stdout) == []
-    assert quarry("scopes", "remove", mixed_root, "--db", cli_db).returncode == 1
+    quarry("scopes", "remove", mixed_root, "--db", index_copy, check=0)
+    assert json.loads(quarry("scopes", "--db", index_copy, "--json", check=0).stdout) == []
+    assert quarry("scopes", "remove", mixed_root, "--db", index_copy).returncode == 1
 
 
-def test_history_lists_searches(cli_db, mixed_root):
-    quarry("search", "evict least recently used", "--root", mixed_root, "--db", cli_db, check=0)
-    entries = json.loads(quarry("history", "--db", cli_db, "--json", check=0).stdout)
+def test_history_lists_searches(index_copy, mixed_root):
+    quarry("search", "evict least recently used", "--root", mixed_root, "--db", index_copy, check=0)
+    entries = json.loads(quarry("history", "--db", index_copy, "--json", check=0).stdout)
     assert entries[0]["query"] == "evict least recently used" and entries[0]["result_count"] > 0
 
 
-def test_rerank_weights_are_configurable(cli_db, mixed_root):
-    args = ("search", "cache entry", "--root", mixed_root, "--db", cli_db, "--json", "--mode", "semantic")
+def test_rerank_weights_are_configurable(index_copy, mixed_root):
+    args = ("search", "cache entry", "--root", mixed_root, "--db", index_copy, "--json", "--mode", "semantic")
     plain = json.loads(quarry(*args, "--rerank", "none", check=0).stdout)["results"]
     boosted = json.loads(quarry(*args, "--rerank", "none", "--weights", "symbol=0.5", check=0).stdout)["results"]
     named = [r for r in boosted if r["symbol_name"]]
@@ -139,8 +130,9 @@ def test_rerank_weights_are_configurable(cli_db, mixed_root):
     assert bad.returncode == 2 and "unknown weight" in bad.stderr
 
 
-def test_a_reader_that_stops_early_ends_the_output_quietly(cli_db, mixed_root):
-    qfile_args = ("search", "function", "--root", str(mixed_root), "--db", str(cli_db), "-k", "100", "--context", "50")
+def test_a_reader_that_stops_early_ends_the_output_quietly(index_copy, mixed_root):
+    qfile_args = ("search", "function", "--root", str(mixed_root), "--db", str(index_copy), "-k", "100",
+                  "--context", "50")
     proc = subprocess.Popen([sys.executable, "-m", "desktop_app", *qfile_args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     proc.stdout.readline()  # like `| head -1`

@@ -153,11 +153,8 @@ def test_cancel_keeps_a_consistent_database_that_resumes(tmp_path, worker_for):
     assert resumed.files_changed == 60 - done_before
 
 
-def test_search_is_served_while_an_index_runs(tmp_path, mixed_root, mixed_index, worker_for):
-    db = tmp_path / "index.db"
-    import shutil
-
-    shutil.copy(mixed_index[0], db)
+def test_search_is_served_while_an_index_runs(tmp_path, mixed_root, index_copy, worker_for):
+    db = index_copy
     big = tmp_path / "big"
     for i in range(40):
         (big / f"m{i}").mkdir(parents=True)

@@ -54,22 +54,22 @@ def open_window(qtbot, settings: AppSettings, db: Path, project: Path | None) ->
 
 
 @pytest.fixture
-def window(qtbot, qasync_loop, gui_settings, gui_db, mixed_root):
-    win = open_window(qtbot, gui_settings, gui_db, mixed_root)
+def window(qtbot, qasync_loop, gui_settings, index_copy, mixed_root):
+    win = open_window(qtbot, gui_settings, index_copy, mixed_root)
     yield win
     win.close()
     win.bridge.shutdown()
 
 
 
-def test_a_query_typed_before_the_index_opens_is_answered(qtbot, qasync_loop, gui_settings, gui_db, mixed_root):
+def test_a_query_typed_before_the_index_opens_is_answered(qtbot, qasync_loop, gui_settings, index_copy, mixed_root):
     # A double-click user types the moment the window appears: the last project is searched once the engine
     # is up, and nothing asks them to open a folder meanwhile.
     gui_settings.last_project = str(mixed_root.resolve())
     win = MainWindow(EngineBridge(), gui_settings)
     qtbot.addWidget(win)
     win.show()
-    starting = asyncio.ensure_future(win.start(EngineConfig(gui_db)))
+    starting = asyncio.ensure_future(win.start(EngineConfig(index_copy)))
     try:
         with qtbot.waitSignal(win.results_shown, timeout=20_000):
             qtbot.keyClicks(win.search_bar, "retry with exponential backoff")
@@ -83,9 +83,9 @@ def test_a_query_typed_before_the_index_opens_is_answered(qtbot, qasync_loop, gu
         win.bridge.shutdown()
 
 
-def test_the_bridge_holds_a_search_until_the_engine_has_started(qtbot, qasync_loop, gui_db, mixed_root):
+def test_the_bridge_holds_a_search_until_the_engine_has_started(qtbot, qasync_loop, index_copy, mixed_root):
     bridge = EngineBridge()
-    starting = asyncio.ensure_future(bridge.start(EngineConfig(gui_db)))
+    starting = asyncio.ensure_future(bridge.start(EngineConfig(index_copy)))
     # Scheduled in the same turn of the loop: start() is still waiting on the worker when this one runs.
     answer = asyncio.ensure_future(bridge.search(SearchRequest("matrix", roots=(str(mixed_root),))))
     try:
@@ -103,9 +103,9 @@ def test_a_search_answered_while_vectors_loaded_runs_again_once_they_are_in(qtbo
     assert window.last_response is not first and window.last_response.vectors_loaded == 1
 
 
-def test_a_last_project_no_longer_indexed_is_forgotten_at_start(qtbot, qasync_loop, gui_settings, gui_db, tmp_path):
+def test_a_last_project_no_longer_indexed_is_forgotten_at_start(qtbot, qasync_loop, gui_settings, index_copy, tmp_path):
     gui_settings.last_project = str(tmp_path / "gone")
-    win = open_window(qtbot, gui_settings, gui_db, None)
+    win = open_window(qtbot, gui_settings, index_copy, None)
     try:
         assert win.project is None and win.windowTitle() == "Quarry"
     finally:
@@ -405,9 +405,9 @@ def test_dropped_paths_that_cannot_be_used_give_a_message(qtbot, window, tmp_pat
 # --- settings and the screenshot ------------------------------------------------------------------
 
 
-def test_settings_persist_between_runs(qtbot, qasync_loop, tmp_path, gui_db, mixed_root):
+def test_settings_persist_between_runs(qtbot, qasync_loop, tmp_path, index_copy, mixed_root):
     ini = str(tmp_path / "persist.ini")
-    first = open_window(qtbot, AppSettings(QSettings(ini, QSettings.Format.IniFormat)), gui_db, mixed_root)
+    first = open_window(qtbot, AppSettings(QSettings(ini, QSettings.Format.IniFormat)), index_copy, mixed_root)
     with qtbot.waitSignal(first.results_shown, timeout=10_000):
         qtbot.keyClick(first.search_bar, Qt.Key.Key_2, Qt.KeyboardModifier.AltModifier)
         type_query(qtbot, first, "matrix")
@@ -421,7 +421,7 @@ def test_settings_persist_between_runs(qtbot, qasync_loop, tmp_path, gui_db, mix
     first.bridge.shutdown()
 
     settings = AppSettings(QSettings(ini, QSettings.Format.IniFormat))
-    second = open_window(qtbot, settings, gui_db, None)
+    second = open_window(qtbot, settings, index_copy, None)
     try:
         assert second.project == str(mixed_root.resolve())  # the last project, reopened
         assert second.mode == "semantic" and second.mode_actions["semantic"].isChecked()
@@ -444,10 +444,10 @@ def quarry_gui(tmp_path: Path, *args: object) -> subprocess.CompletedProcess:
                           env=env, timeout=180)
 
 
-def test_screenshot_flow_saves_a_png_of_the_window(tmp_path, gui_db, mixed_root):
+def test_screenshot_flow_saves_a_png_of_the_window(tmp_path, index_copy, mixed_root):
     shot = tmp_path / "shot.png"
     proc = quarry_gui(tmp_path, "--root", mixed_root, "--query", "retry failed http requests", "--screenshot", shot,
-                      "--db", gui_db)
+                      "--db", index_copy)
     assert proc.returncode == 0, proc.stderr
     found = re.search(r"(\d+) results", proc.stdout)
     assert found and int(found.group(1)) > 0, proc.stdout
@@ -456,11 +456,11 @@ def test_screenshot_flow_saves_a_png_of_the_window(tmp_path, gui_db, mixed_root)
     assert not (tmp_path / "config").exists() or not any((tmp_path / "config").rglob("*.conf"))  # left alone
 
 
-def test_screenshot_flow_fails_clearly(tmp_path, gui_db):
+def test_screenshot_flow_fails_clearly(tmp_path, index_copy):
     proc = quarry_gui(tmp_path, "--root", tmp_path / "nope", "--query", "x", "--screenshot", tmp_path / "s.png",
-                      "--db", gui_db)
+                      "--db", index_copy)
     assert proc.returncode == 1 and "does not exist" in proc.stderr and "Traceback" not in proc.stderr
-    proc = quarry_gui(tmp_path, "--root", tmp_path, "--screenshot", tmp_path / "s.png", "--db", gui_db)
+    proc = quarry_gui(tmp_path, "--root", tmp_path, "--screenshot", tmp_path / "s.png", "--db", index_copy)
     assert proc.returncode == 2 and "--query" in proc.stderr
 
 

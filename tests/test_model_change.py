@@ -33,9 +33,8 @@ def vector_tables(db):
         conn.close()
 
 
-def test_reembed_switches_models_without_mixing(tmp_path, mixed_root, mixed_index):
-    db = tmp_path / "index.db"
-    shutil.copy(mixed_index[0], db)
+def test_reembed_switches_models_without_mixing(tmp_path, mixed_root, index_copy):
+    db = index_copy
     engine = Engine(EngineConfig(db, model_dir=other_model_dir(tmp_path)), idle=lambda: None)
     try:
         assert engine.needs_reembed
@@ -64,9 +63,8 @@ def test_reembed_switches_models_without_mixing(tmp_path, mixed_root, mixed_inde
     assert all("all_minilm" not in t for t in vector_tables(db))
 
 
-def test_worker_starts_reembedding_in_the_background(tmp_path, mixed_root, mixed_index, worker_for):
-    db = tmp_path / "index.db"
-    shutil.copy(mixed_index[0], db)
+def test_worker_starts_reembedding_in_the_background(tmp_path, mixed_root, index_copy, worker_for):
+    db = index_copy
     worker = worker_for(db, model_dir=other_model_dir(tmp_path))
     assert worker.reembed_handle is not None
     response = worker.search(SearchRequest("evict least recently used", roots=(str(mixed_root),))).result()

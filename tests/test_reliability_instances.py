@@ -8,7 +8,6 @@ WAL mode, and the searching process's in-memory vectors catch up through PRAGMA 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 
@@ -52,9 +51,8 @@ print(json.dumps(report), flush=True)
 """
 
 
-def test_two_indexers_and_a_searcher_share_one_store(tmp_path, mixed_root, mixed_index):
-    db = tmp_path / "index.db"
-    shutil.copy(mixed_index[0], db)
+def test_two_indexers_and_a_searcher_share_one_store(tmp_path, mixed_root, index_copy):
+    db = index_copy
     herons = write_tree(tmp_path / "herons", FILES, "heron").resolve()
     walruses = write_tree(tmp_path / "walruses", FILES, "walrus").resolve()
     stop = tmp_path / "stop"
@@ -97,11 +95,10 @@ while not done.is_set():
 """
 
 
-def test_an_index_waits_for_a_busy_writer_instead_of_failing(tmp_path, mixed_index):
+def test_an_index_waits_for_a_busy_writer_instead_of_failing(tmp_path, index_copy):
     """A transaction that reads before it writes cannot wait for another writer (SQLite answers "database is
     locked" at once), so every store write must take the lock up front."""
-    db = tmp_path / "index.db"
-    shutil.copy(mixed_index[0], db)
+    db = index_copy
     folder = write_tree(tmp_path / "notes", 40, "note")
     writer = subprocess.Popen([sys.executable, "-c", _BUSY_WRITER, str(db)], cwd=REPO, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)

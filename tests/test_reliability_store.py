@@ -53,13 +53,6 @@ def _broken_copies(db: Path) -> list[Path]:
 
 
 @pytest.fixture
-def store_copy(tmp_path, mixed_index) -> Path:
-    db = tmp_path / "index.db"
-    shutil.copy(mixed_index[0], db)
-    return db
-
-
-@pytest.fixture
 def small_folder(tmp_path) -> Path:
     """One file to index: enough for a write, quick to embed."""
     folder = tmp_path / "small"
@@ -73,26 +66,26 @@ def small_folder(tmp_path) -> Path:
     (lambda db: db.write_text("my notes, not a database\n" * 200), "not a Quarry index"),
     (lambda db: _set_user_version(db, 99), "newer Quarry (schema 99"),
 ], ids=["garbage-pages", "not-a-database", "newer-schema"])
-def test_unusable_store_is_explained_kept_and_moved_aside_only_on_rebuild(store_copy, mixed_root, small_folder,
+def test_unusable_store_is_explained_kept_and_moved_aside_only_on_rebuild(index_copy, mixed_root, small_folder,
                                                                           damage, says):
-    damage(store_copy)
-    before = _digest(store_copy)
+    damage(index_copy)
+    before = _digest(index_copy)
     for args in (("search", "retry", "--root", mixed_root), ("index", small_folder)):
-        one_line_error(quarry(*args, "--db", store_copy), 1, "--rebuild")
-    assert _digest(store_copy) == before and not _broken_copies(store_copy)
+        one_line_error(quarry(*args, "--db", index_copy), 1, "--rebuild")
+    assert _digest(index_copy) == before and not _broken_copies(index_copy)
 
-    rebuilt = quarry("index", small_folder, "--db", store_copy, "--rebuild", "--json", "--quiet")
+    rebuilt = quarry("index", small_folder, "--db", index_copy, "--rebuild", "--json", "--quiet")
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert says in rebuilt.stderr and "moved it aside" in rebuilt.stderr
-    [moved] = _broken_copies(store_copy)
+    [moved] = _broken_copies(index_copy)
     assert _digest(moved) == before
     assert json.loads(rebuilt.stdout)["files_indexed"] == 1
-    check_invariants(store_copy)
+    check_invariants(index_copy)
 
 
-def test_rebuild_keeps_a_healthy_store_and_refuses_another_programs_database(tmp_path, store_copy, mixed_root):
-    kept = quarry("index", mixed_root, "--db", store_copy, "--rebuild", "--quiet")  # nothing to embed
-    assert kept.returncode == 0 and "healthy" in kept.stderr and not _broken_copies(store_copy)
+def test_rebuild_keeps_a_healthy_store_and_refuses_another_programs_database(tmp_path, index_copy, mixed_root):
+    kept = quarry("index", mixed_root, "--db", index_copy, "--rebuild", "--quiet")  # nothing to embed
+    assert kept.returncode == 0 and "healthy" in kept.stderr and not _broken_copies(index_copy)
 
     foreign = tmp_path / "places.sqlite"
     conn = apsw.Connection(str(foreign))
@@ -210,21 +203,21 @@ class _LockHolder:
         assert self.proc.wait(timeout=30) == 0
 
 
-def test_a_store_locked_by_another_process_is_explained_and_reads_still_work(store_copy, mixed_root, small_folder):
-    holder = _LockHolder(store_copy)
+def test_a_store_locked_by_another_process_is_explained_and_reads_still_work(index_copy, mixed_root, small_folder):
+    holder = _LockHolder(index_copy)
     try:
         env = {"QUARRY_BUSY_TIMEOUT_MS": "300"}
-        one_line_error(quarry("index", small_folder, "--db", store_copy, "--quiet", env=env), 1,
+        one_line_error(quarry("index", small_folder, "--db", index_copy, "--quiet", env=env), 1,
                        "locked by another program", "QUARRY_BUSY_TIMEOUT_MS")
-        found = quarry("search", "LRUCache", "--root", mixed_root, "--db", store_copy, "--json", env=env)
+        found = quarry("search", "LRUCache", "--root", mixed_root, "--db", index_copy, "--json", env=env)
         assert found.returncode == 0 and json.loads(found.stdout)["results"][0]["path"] == "src/cache.py"
     finally:
         holder.release()
-    resumed = quarry("index", small_folder, "--db", store_copy, "--quiet", "--json")
+    resumed = quarry("index", small_folder, "--db", index_copy, "--quiet", "--json")
     assert json.loads(resumed.stdout)["files_changed"] == 1
 
 
 @pytest.mark.parametrize("value", ["soon", "-5"])
-def test_a_bad_busy_timeout_setting_is_bad_input(store_copy, value):
-    one_line_error(quarry("scopes", "--db", store_copy, env={"QUARRY_BUSY_TIMEOUT_MS": value}), 2,
+def test_a_bad_busy_timeout_setting_is_bad_input(index_copy, value):
+    one_line_error(quarry("scopes", "--db", index_copy, env={"QUARRY_BUSY_TIMEOUT_MS": value}), 2,
                    "QUARRY_BUSY_TIMEOUT_MS")

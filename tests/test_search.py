@@ -116,11 +116,10 @@ def test_same_file_overlapping_results_are_merged(searcher, mixed_root):
         by_file.setdefault(r.path, []).append(r)
 
 
-def test_context_lines_come_from_disk_and_stale_files_say_so(tmp_path, mixed_root, mixed_index, embedder):
+def test_context_lines_come_from_disk_and_stale_files_say_so(tmp_path, mixed_root, index_copy, embedder):
     root = tmp_path / "repo"
     shutil.copytree(mixed_root, root)
-    db = tmp_path / "index.db"
-    shutil.copy(mixed_index[0], db)
+    db = index_copy
     from desktop_app.indexing.indexer import Indexer
 
     store = Store(db)
@@ -153,13 +152,12 @@ def test_history_records_each_search(searcher, mixed_root):
     assert entry.scope_root == str(mixed_root.resolve()) and entry.duration_ms > 0
 
 
-def test_all_scopes_merges_and_labels_scopes(tmp_path, mixed_root, mixed_index, embedder):
+def test_all_scopes_merges_and_labels_scopes(tmp_path, mixed_root, index_copy, embedder):
     other = tmp_path / "other"
     other.mkdir()
     (other / "geometry.py").write_text("def rotate_point(x, y, angle):\n    # rotate around the origin\n"
                                        "    return x * cos(angle) - y * sin(angle), x * sin(angle) + y * cos(angle)\n")
-    db = tmp_path / "index.db"
-    shutil.copy(mixed_index[0], db)
+    db = index_copy
     from desktop_app.indexing.indexer import Indexer
 
     store = Store(db)

@@ -9,7 +9,9 @@ import hashlib
 import numpy as np
 import pytest
 
-from desktop_app.search import quantized_rows
+from desktop_app.search import pipeline, quantized_rows
+from desktop_app.search.pipeline import Searcher
+from desktop_app.search.request import SearchRequest
 from desktop_app.search.vector_index import VectorIndex
 from desktop_app.store import vec0_storage
 from desktop_app.store.store import ChunkRef, FileWrite, HitFilter, NewChunk, Store
@@ -175,10 +177,6 @@ def test_a_budgeted_refresh_loads_in_slices_and_goes_on_where_it_stopped(store):
 
 
 def test_searches_during_warm_up_use_the_vectors_loaded_so_far(store, embedder, monkeypatch):
-    from desktop_app.search import pipeline
-    from desktop_app.search.pipeline import Searcher
-    from desktop_app.search.request import SearchRequest
-
     corpus = Corpus(store, seed=5, model=embedder.model_id)
     corpus.write(150, 20)
     monkeypatch.setattr(pipeline, "WARM_UP_SLICE_S", 1e-9)  # a slice a batch, so there is a "meanwhile"

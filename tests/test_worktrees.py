@@ -21,7 +21,7 @@ NEW_FILE = "def reconcile_ledger_entries(ledger):\n    # match every debit with 
 
 
 @pytest.fixture
-def repo(tmp_path, mixed_root, mixed_index, worker_for):
+def repo(tmp_path, mixed_root, index_copy, worker_for):
     """A git repository of the mixed fixture, indexed, plus a linked worktree with a branch's changes."""
     main = tmp_path / "main"
     shutil.copytree(mixed_root, main)
@@ -34,8 +34,7 @@ def repo(tmp_path, mixed_root, mixed_index, worker_for):
     (feature / "src" / "ledger.py").write_text(NEW_FILE)
     (feature / "web" / "auth.ts").unlink()
     commit_all(feature, "feature work")
-    db = tmp_path / "index.db"
-    shutil.copy(mixed_index[0], db)
+    db = index_copy
     worker = worker_for(db)
     main_stats = worker.index(main).result()
     return main, feature, db, worker, main_stats

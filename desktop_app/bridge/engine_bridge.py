@@ -147,9 +147,6 @@ class EngineBridge(QObject):
         if self._worker is None and starting is not None and not starting.done():
             with contextlib.suppress(Exception):  # start() reports its own failure; here it only means "not running"
                 await asyncio.shield(starting)
-        return self._require()
-
-    def _require(self) -> Worker:
         if self._worker is None:
             raise EngineNotStarted("the engine is not running")
         return self._worker

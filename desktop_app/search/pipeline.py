@@ -121,7 +121,7 @@ class Searcher:
     def _retrieve(self, req: SearchRequest, scopes: list[Scope], parsed: ParsedQuery,
                   query_vec: np.ndarray | None, mode: str) -> list[SearchResult]:
         f = req.filters
-        where = HitFilter(f.languages, f.chunk_types, f.symbol_types, f.symbol_names, f.changed_only, f.globs)
+        where = f.hit_filter()
         roots = {s.id: s.root for s in scopes}
         scope_ids = list(roots)
         # Filters are applied in SQL, inside retrieval; only the minimum score is applied afterwards, so

@@ -10,6 +10,7 @@ import pathspec
 
 from ..indexing.chunk import CHUNK_TYPES
 from ..indexing.languages import LANGUAGES
+from ..store.store import HitFilter
 
 MODES = ("hybrid", "semantic", "exact")
 MAX_K = 100
@@ -50,6 +51,11 @@ class SearchFilters:
     globs: tuple[str, ...] = ()  # gitignore-style patterns; a result must match one
     min_score: float = 0.0
     changed_only: bool = False  # worktree scopes: only files that differ from the main scope
+
+    def hit_filter(self) -> HitFilter:
+        """All but the minimum score, as the store applies them in SQL."""
+        return HitFilter(self.languages, self.chunk_types, self.symbol_types, self.symbol_names, self.changed_only,
+                         self.globs)
 
     @property
     def narrows(self) -> bool:

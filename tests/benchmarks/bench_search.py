@@ -30,7 +30,7 @@ from synthetic_corpus import MODEL_ID, ROOT, STOP, Vocabulary, build, draw_words
 
 from desktop_app.search.pipeline import Searcher  # noqa: E402
 from desktop_app.search.request import SearchFilters, SearchRequest  # noqa: E402
-from desktop_app.store.store import HitFilter, Store  # noqa: E402
+from desktop_app.store.store import Store  # noqa: E402
 
 FILTERS = [SearchFilters(languages=("python",)), SearchFilters(languages=("typescript", "javascript")),
            SearchFilters(chunk_types=("function",)), SearchFilters(languages=("go",), chunk_types=("type",)),
@@ -106,10 +106,6 @@ def ensure_store(db: Path, chunks: int, dims: int, rebuild: bool) -> float:
     return json.loads(meta.read_text())["build_s"]
 
 
-def where_of(f: SearchFilters) -> HitFilter:
-    return HitFilter(f.languages, f.chunk_types, f.symbol_types, f.symbol_names, globs=f.globs)
-
-
 def _rebatched(batches: Iterator[tuple[np.ndarray, np.ndarray]], size: int = 20_000
                ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """The store's batches (down to one vec0 chunk each) joined into batches of about `size` rows."""
@@ -145,7 +141,7 @@ def recall(searcher: Searcher, requests: list[SearchRequest], vectors: QueryVect
     """Mean recall@10 of the index's `nearest` against exact search, for code vectors and name vectors."""
     index = searcher.vectors
     scope_ids = [searcher.store.scope_for_root(ROOT).id]
-    allowed = [index.allowed(scope_ids, where_of(r.filters)) for r in requests]
+    allowed = [index.allowed(scope_ids, r.filters.hit_filter()) for r in requests]
     top_id = searcher.store.scope_chunk_ids(scope_ids)[-1] + 1
     by_set: dict[int, np.ndarray] = {}  # `allowed` hands out one array per filter set (None: every chunk)
     for a in allowed:
