@@ -127,3 +127,21 @@ def world_tmp():
         for name in dirnames + filenames:
             os.chmod(os.path.join(dirpath, name), 0o755, follow_symlinks=False)
     shutil.rmtree(path)
+
+
+@pytest.fixture
+def embedding_gate(monkeypatch):
+    """Install a gate on document embedding (see tests/gates.py); opened at the end of the test."""
+    from .gates import EmbeddingGate
+
+    gates: list[EmbeddingGate] = []
+
+    def install(pass_calls: int = 0) -> EmbeddingGate:
+        gate = EmbeddingGate(pass_calls)
+        monkeypatch.setattr(Embedder, "embed_documents", lambda self, texts: gate.embed_documents(self, texts))
+        gates.append(gate)
+        return gate
+
+    yield install
+    for gate in gates:
+        gate.release()

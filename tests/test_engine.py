@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import time
-
 import apsw
 
+from desktop_app.indexing.progress import ProgressReporter
 from desktop_app.search.request import SearchRequest
 from desktop_app.store.store import Store
 
@@ -111,18 +110,18 @@ def test_touched_but_identical_file_is_not_rechunked(mixed_copy, worker_for):
     assert stats.files_changed == 0 and stats.chunks_embedded == 0
 
 
-def test_progress_phases_and_pacing(mixed_copy, worker_for):
+def test_progress_phases(mixed_copy, worker_for):
     root, db = mixed_copy
     (root / "src" / "cache.py").write_text("def changed():\n    return 42\n")
     seen = []
     worker = worker_for(db)
-    worker.index(root, progress=lambda p: seen.append((time.monotonic(), p))).result()
-    phases = [p.phase for _, p in seen]
+    worker.index(root, progress=seen.append).result()
+    phases = [p.phase for p in seen]
     assert phases[0] == "analyzing" and phases[-1] == "completed"
     assert phases.index("started") < len(phases) - 1
     order = ["analyzing", "started", "in_progress", "completed"]
     assert [o for o in order if o in phases] == sorted(set(phases), key=order.index)
-    final = seen[-1][1]
+    final = seen[-1]
     assert final.files_done == final.files_total
 
 
@@ -153,23 +152,38 @@ def test_cancel_keeps_a_consistent_database_that_resumes(tmp_path, worker_for):
     assert resumed.files_changed == 60 - done_before
 
 
-def test_search_is_served_while_an_index_runs(tmp_path, mixed_root, index_copy, worker_for):
+def test_search_is_served_while_an_index_runs(tmp_path, mixed_root, index_copy, worker_for, embedding_gate):
     db = index_copy
     big = tmp_path / "big"
-    for i in range(40):
+    for i in range(4):
         (big / f"m{i}").mkdir(parents=True)
         (big / f"m{i}" / "code.py").write_text("\n\n".join(
             f"def handler_{i}_{j}(request):\n    # handle request number {j} for tenant {i}\n    return {j}"
             for j in range(30)))
     worker = worker_for(db)
-    in_progress = []
-    handle = worker.index(big, progress=lambda p: in_progress.append(p.phase))
-    while "in_progress" not in in_progress and not handle.future.done():
-        time.sleep(0.02)
-    t0 = time.monotonic()
+    gate = embedding_gate()  # the run's first embedding waits here: it cannot finish before the search
+    handle = worker.index(big)
+    assert gate.waiting.wait(60)
     response = _search(worker, mixed_root, "retry failed http requests")
-    answered_while_indexing = not handle.future.done()
+    assert not handle.future.done()
     assert response.results and response.results[0].path == "src/http_client.py"
-    assert answered_while_indexing, f"index finished before the search answered ({time.monotonic() - t0:.2f}s)"
     handle.cancel()
-    handle.result()
+    gate.release()
+    assert handle.result().cancelled
+
+
+def test_progress_is_paced_to_one_report_per_half_second_and_every_phase_change():
+    now = [100.0]
+    reports = []
+    reporter = ProgressReporter(reports.append, "/repo", clock=lambda: now[0])
+    reporter.update(phase="started", files_total=10)  # a phase change is reported at once
+    for step in range(1, 17):  # 2 s of work in 1/8 s steps (exact in binary floating point)
+        now[0] += 0.125
+        reporter.update(files_done=step * 10 // 16)
+    reporter.update(phase="completed", files_done=10)
+    times = [round(r.elapsed_s, 6) for r in reports]
+    assert [r.phase for r in reports] == ["started"] + ["started"] * 4 + ["completed"]
+    assert times == [0.0, 0.5, 1.0, 1.5, 2.0, 2.0]
+    assert reports[-1].files_done == 10 and reports[2].files_done == 5
+    reporter.tick()  # nothing new to pace: no report until the interval has passed again
+    assert len(reports) == 6

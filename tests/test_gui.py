@@ -9,8 +9,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
-from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -146,11 +144,9 @@ def drop(win: MainWindow, urls: list[QUrl]) -> None:
 def test_typing_fills_the_tree_once_typing_pauses(qtbot, window):
     started = []
     window.live.started.connect(started.append)
-    t0 = time.monotonic()
     with qtbot.waitSignal(window.results_shown, timeout=10_000):
         type_query(qtbot, window, "where do we retry failed http requests")
-        assert window.tree.hit_count == 0  # nothing until the debounce has passed
-    assert time.monotonic() - t0 >= 0.15
+        assert window.tree.hit_count == 0 and started == []  # nothing until the debounce timer fires
     assert len(started) == 1  # one search for the whole burst of keystrokes
     tree = window.tree
     assert tree.results.hits[0].path == "src/http_client.py"
@@ -331,20 +327,20 @@ def test_f5_reindexes_the_project(qtbot, window):
 # --- drag and drop, progress, partial results, cancel ------------------------------------------
 
 
-def test_dropped_folder_indexes_with_paced_progress_partial_search_and_cancel(qtbot, window, tmp_path):
+def test_dropped_folder_indexes_with_progress_partial_search_and_cancel(qtbot, window, tmp_path, embedding_gate):
+    """The run is held at a gate on its first embedding, so "still indexing" is a fact, not a race; the
+    500 ms pacing of the reports is tested with an injected clock in test_engine.py."""
     folder = tmp_path / "email-copy"
     shutil.copytree(EMAIL_PACKAGE, folder, ignore=shutil.ignore_patterns("__pycache__"))
     ui_thread = QApplication.instance().thread()
-    emitted: list[tuple[float, str]] = []  # on the worker thread
-    arrived: list[tuple[float, str, bool]] = []  # on the receiving side
-    window.bridge._progress_from_worker.connect(lambda p: emitted.append((time.monotonic(), p.phase)),
-                                                Qt.ConnectionType.DirectConnection)
-    window.bridge.progressed.connect(
-        lambda p: arrived.append((time.monotonic(), p.phase, QThread.currentThread() is ui_thread)))
+    arrived: list[tuple[str, bool]] = []  # (phase, delivered on the UI thread)
+    window.bridge.progressed.connect(lambda p: arrived.append((p.phase, QThread.currentThread() is ui_thread)))
+    gate = embedding_gate()
 
     drop(window, [QUrl.fromLocalFile(str(folder))])
     qtbot.waitUntil(lambda: window.project == str(folder.resolve()), timeout=5_000)
-    qtbot.waitUntil(lambda: len(arrived) >= 5, timeout=60_000)  # a few ticks while the first batch embeds
+    qtbot.waitUntil(gate.waiting.is_set, timeout=60_000)
+    qtbot.waitUntil(lambda: ("started", True) in arrived, timeout=10_000)
     assert window.progress.isVisible() and "files" in window.progress.label.text()
     assert window.bridge.indexing
 
@@ -354,17 +350,11 @@ def test_dropped_folder_indexes_with_paced_progress_partial_search_and_cancel(qt
 
     with qtbot.waitSignal(window.index_finished, timeout=30_000) as blocker:
         qtbot.mouseClick(window.progress.cancel, Qt.MouseButton.LeftButton)
+        gate.release()
     assert blocker.args[0].cancelled
     qtbot.waitUntil(lambda: not window.progress.isVisible())
     assert "cancelled" in window.banner.text()
-
-    assert all(on_ui for _, _, on_ui in arrived)
-    for times in (emitted, [(t, phase) for t, phase, _ in arrived]):
-        same_phase_gaps = [b[0] - a[0] for a, b in pairwise(times) if a[1] == b[1]]
-        assert same_phase_gaps, times
-        limit = 0.49 if times is emitted else 0.3  # delivery to the UI thread adds some jitter
-        assert min(same_phase_gaps) >= limit, same_phase_gaps
-        assert max(same_phase_gaps) < 2.0, same_phase_gaps  # and they keep coming
+    assert all(on_ui for _, on_ui in arrived)
 
 
 def test_dropped_paths_that_cannot_be_used_give_a_message(qtbot, window, tmp_path, mixed_root):
@@ -494,8 +484,10 @@ def test_an_unusable_index_is_explained_and_moved_aside_only_when_asked(qtbot, q
 def test_an_open_project_follows_file_changes(qtbot, qasync_loop, gui_settings, mixed_copy):
     root, db = mixed_copy
     win = open_window(qtbot, gui_settings, db, None)
+    watching: list[str] = []
+    win.watch_started.connect(watching.append)
     assert run(qtbot, win.open_project(root)) is not None
-    qtbot.waitUntil(lambda: str(root.resolve()) in win._watched, timeout=10_000)
+    qtbot.waitUntil(lambda: str(root.resolve()) in watching, timeout=30_000)
     type_query(qtbot, win, "narwhal inventory")
     with qtbot.waitSignal(win.files_updated, timeout=30_000):
         (root / "src" / "zoo.py").write_text("def count_narwhal_inventory(tanks):\n"

@@ -79,7 +79,8 @@ def test_an_argument_in_another_encoding_is_bad_input(mixed_root, store):
     one_line_error(quarry("search", latin1_query, "--root", mixed_root, "--db", store.path), 2, "not valid UTF-8")
 
 
-def test_a_20000_character_query_answers_quickly_in_every_mode(mixed_root, store):
+def test_a_20000_character_query_answers_in_every_mode(mixed_root, store):
+    """Its speed is a figure of tests/benchmarks/bench_long_query.py, not a timed assertion here."""
     words = random.Random(3).choices(["retry", "http", "cache", "parse", "matrix", "x" * 40, "Ünïcode", "*"], k=5000)
     query = " ".join(f"{w}{i}" if i % 2 else w for i, w in enumerate(words))[:20_000]
     assert len(parse(query).words) <= MAX_TERMS and len(parse(query).identifiers) <= MAX_TERMS
@@ -87,7 +88,7 @@ def test_a_20000_character_query_answers_quickly_in_every_mode(mixed_root, store
         proc = quarry("search", query, "--root", mixed_root, "--db", store.path, "--mode", mode, "--json")
         assert proc.returncode == 0, proc.stderr[-500:]
         payload = json.loads(proc.stdout)
-        assert payload["results"] and payload["elapsed_ms"] < 5000, (mode, payload["elapsed_ms"])
+        assert payload["results"], mode
 
 
 def test_the_model_reads_only_the_start_of_a_long_query(embedder):
@@ -218,8 +219,8 @@ def test_any_bytes_are_read_and_chunked_or_skipped_with_a_reason(tmp_path_factor
     check_chunks(source.text, chunk_file(source.text, language, path.name, count_tokens, 216, 32), 216)
 
 
-def test_a_tree_of_random_files_indexes_completely(tmp_path, embedder):
-    seed = random.randrange(1 << 32)
+@pytest.mark.parametrize("seed", [1, 2])  # fixed, so a failure replays; more seeds explore more trees
+def test_a_tree_of_random_files_indexes_completely(tmp_path, embedder, seed):
     rnd = random.Random(seed)
     root = tmp_path / "fuzz"
     root.mkdir()

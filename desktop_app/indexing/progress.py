@@ -38,30 +38,33 @@ class Progress:
 
 
 class ProgressReporter:
-    """Holds the running totals and calls `sink` on phase changes and at most every 500 ms otherwise."""
+    """Holds the running totals and calls `sink` on phase changes and at most every 500 ms otherwise.
+
+    `clock` is injectable so the pacing can be tested without waiting on real time."""
 
     def __init__(self, sink: Callable[[Progress], None] | None, root: str,
-                 interval_s: float = PROGRESS_INTERVAL_S):
+                 interval_s: float = PROGRESS_INTERVAL_S, clock: Callable[[], float] = time.monotonic):
         self._sink = sink
         self._interval = interval_s
-        self._t0 = time.monotonic()
+        self._clock = clock
+        self._t0 = clock()
         self._last_emit = float("-inf")
         self.current = Progress("analyzing", root)
 
     def update(self, **changes) -> None:
         phase_changed = "phase" in changes and changes["phase"] != self.current.phase
-        self.current = replace(self.current, **changes, elapsed_s=time.monotonic() - self._t0)
+        self.current = replace(self.current, **changes, elapsed_s=self._clock() - self._t0)
         if phase_changed:
             self._emit()
         else:
             self.tick()
 
     def tick(self) -> None:
-        if time.monotonic() - self._last_emit >= self._interval:
-            self.current = replace(self.current, elapsed_s=time.monotonic() - self._t0)
+        if self._clock() - self._last_emit >= self._interval:
+            self.current = replace(self.current, elapsed_s=self._clock() - self._t0)
             self._emit()
 
     def _emit(self) -> None:
-        self._last_emit = time.monotonic()
+        self._last_emit = self._clock()
         if self._sink is not None:
             self._sink(self.current)

@@ -37,8 +37,10 @@ class _Handler(FileSystemEventHandler):
 
 class ChangeWatcher:
     def __init__(self, on_changes: Callable[[str, set[str]], None], ignore: Iterable[Path] = (),
-                 quiet_s: float = QUIET_S, max_delay_s: float = MAX_DELAY_S):
+                 quiet_s: float = QUIET_S, max_delay_s: float = MAX_DELAY_S,
+                 clock: Callable[[], float] = time.monotonic):
         self._on_changes = on_changes
+        self._clock = clock  # injectable, so the debounce can be tested without waiting on real time
         self._ignore = {str(p) for p in ignore}
         self._quiet = quiet_s
         self._max_delay = max_delay_s
@@ -53,23 +55,11 @@ class ChangeWatcher:
         self._flusher.start()
 
     def watch(self, root: Path) -> None:
+        """Follow `root`; on return its watches are registered (inotify adds them before schedule returns)."""
         key = str(root.resolve())
         with self._lock:
             if key not in self._watches:
                 self._watches[key] = self._observer.schedule(_Handler(key, self._record), key, recursive=True)
-
-    def unwatch(self, root: Path) -> None:
-        key = str(root.resolve())
-        with self._lock:
-            watch = self._watches.pop(key, None)
-            self._pending.pop(key, None)
-        if watch is not None:
-            self._observer.unschedule(watch)
-
-    @property
-    def roots(self) -> list[str]:
-        with self._lock:
-            return sorted(self._watches)
 
     def close(self) -> None:
         with self._lock:
@@ -82,7 +72,7 @@ class ChangeWatcher:
     def _record(self, root: str, path: str) -> None:
         if self._irrelevant(root, path):
             return
-        now = time.monotonic()
+        now = self._clock()
         with self._lock:
             first, _, paths = self._pending.get(root, (now, now, set()))
             paths.add(path)
@@ -102,12 +92,15 @@ class ChangeWatcher:
             with self._lock:
                 if self._closed:
                     return
-                now = time.monotonic()
-                due = [r for r, (first, last, _) in self._pending.items()
-                       if now - last >= self._quiet or now - first >= self._max_delay]
-                batches = [(r, self._pending.pop(r)[2]) for r in due]
+                batches = self._take_due(self._clock())
                 if not batches:
                     self._lock.wait(timeout=self._quiet / 4 if self._pending else None)
                     continue
             for root, paths in batches:
                 self._on_changes(root, paths)
+
+    def _take_due(self, now: float) -> list[tuple[str, set[str]]]:
+        """The roots quiet for `quiet_s` (or churning for `max_delay_s`) with their paths; the lock is held."""
+        due = [r for r, (first, last, _) in self._pending.items()
+               if now - last >= self._quiet or now - first >= self._max_delay]
+        return [(r, self._pending.pop(r)[2]) for r in due]

@@ -71,6 +71,7 @@ class MainWindow(QMainWindow):
     index_finished = Signal(object)  # IndexStats, or None when the run failed
     message_shown = Signal(str, str)  # kind ("info" | "warning" | "error"), text
     files_updated = Signal(str)  # root of a watched project whose changed files were re-indexed
+    watch_started = Signal(str)  # root of a project whose file changes the engine now follows
 
     def __init__(self, bridge: EngineBridge, settings: AppSettings, persist: bool = True,
                  parent: QWidget | None = None):
@@ -289,7 +290,11 @@ class MainWindow(QMainWindow):
         self.engine_status.show_scope(self.project, self.scopes.get(self.project or ""))
         for root in self.scopes.keys() - self._watched:  # every indexed folder follows its files while open
             self._watched.add(root)
-            self.spawn(self.bridge.watch(root))
+            self.spawn(self._watch(root))
+
+    async def _watch(self, root: str) -> None:
+        await self.bridge.watch(root)
+        self.watch_started.emit(root)
 
     def _on_files_changed(self, root: str, result: object) -> None:
         if isinstance(result, BaseException):

@@ -211,14 +211,6 @@ class Worker:
             self._on_indexed[key] = on_indexed
         self._watcher.watch(Path(key))
 
-    def unwatch(self, root: Path | str) -> None:
-        key = str(Path(root).expanduser().resolve())
-        with self._cond:
-            self._on_indexed.pop(key, None)
-            watcher = self._watcher
-        if watcher is not None:
-            watcher.unwatch(Path(key))
-
     def _changed(self, root: str, paths: set[str]) -> None:
         with self._cond:
             if root not in self._on_indexed:
