@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QApplication  # isort: split
 import qasync
 
 from .bridge import EngineBridge
-from .cli import UsageError
 from .desktop_entry import APP_ID, icon_files
+from .errors import UsageError
 from .indexing.file_selection import SelectionOptions
 from .indexing.indexer import IndexOptions
 from .store.store import default_db_path

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .desktop_entry import install_for_current_user
 from .embedding import ModelError
+from .errors import UsageError
 from .indexing.file_selection import SelectionOptions
 from .indexing.git_worktrees import is_known_worktree
 from .indexing.indexer import IndexingError, IndexOptions
@@ -36,10 +37,6 @@ from .worker.worker import EngineConfig, Worker
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
-
-
-class UsageError(Exception):
-    pass
 
 
 class _Parser(argparse.ArgumentParser):

@@ -693,6 +693,552 @@ def test_bash():
     assert [(c.start_line, c.end_line) for c in chunks if c.symbol_name is None] == [(1, 2), (14, 14)]
 
 
+KOTLIN = '''
+package com.example.cart
+
+import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.map
+
+/** One line of a cart: a product and how many of it. */
+data class Line(val sku: String, val quantity: Int, val unitPrice: Long)
+
+interface CartRepository {
+    suspend fun load(id: CartId): Cart?
+
+    fun observe(id: CartId): Flow<Cart?>
+}
+
+@JvmInline
+value class CartId(val value: String)
+
+class Cart(val id: CartId, private val lines: MutableList<Line> = mutableListOf()) {
+    val total: Long
+        get() = lines.sumOf { it.quantity * it.unitPrice }
+
+    fun add(line: Line) {
+        val existing = lines.indexOfFirst { it.sku == line.sku }
+        if (existing >= 0) {
+            lines[existing] = lines[existing].copy(quantity = lines[existing].quantity + line.quantity)
+        } else {
+            lines += line
+        }
+    }
+
+    operator fun contains(sku: String): Boolean = lines.any { it.sku == sku }
+
+    companion object {
+        fun empty(id: String) = Cart(CartId(id))
+    }
+}
+
+enum class Currency(val symbol: String) {
+    EUR("€"),
+    USD("$");
+
+    fun format(cents: Long): String = "$symbol${cents / 100}.${cents % 100}"
+}
+
+object Checkout {
+    fun totalOf(carts: List<Cart>): Long = carts.sumOf { it.total }
+}
+
+// An extension function is filed under the type it extends.
+fun CartRepository.totals(id: CartId): Flow<Long?> = observe(id).map { it?.total }
+'''
+
+
+def test_kotlin():
+    chunks = chunks_of(KOTLIN, "kotlin", "src/main/kotlin/Cart.kt", max_tokens=128)
+    assert symbols(chunks) == [
+        ("Line", "class", None, 6, 7),
+        ("CartRepository", "interface", None, 9, 13),  # abstract members only: kept whole
+        ("CartId", "class", None, 15, 16),
+        ("Cart", "class", None, 18, 20),
+        ("add", "method", "Cart", 22, 29),
+        ("contains", "method", "Cart", 31, 31),
+        ("Companion", "object", "Cart", 33, 33),
+        ("empty", "method", "Cart.Companion", 34, 36),
+        ("Currency", "enum", None, 38, 40),
+        ("format", "method", "Currency", 42, 43),
+        ("Checkout", "object", None, 45, 45),
+        ("totalOf", "method", "Checkout", 46, 47),
+        ("totals", "method", "CartRepository", 49, 50),  # the extended type is the parent
+    ]
+
+
+SWIFT = '''
+import CoreGraphics
+
+/// Something that can be drawn on a canvas.
+protocol Drawable {
+    var bounds: CGRect { get }
+    func draw(in context: CGContext)
+}
+
+struct Point: Hashable {
+    var x: Double
+    var y: Double
+
+    init(x: Double = 0, y: Double = 0) {
+        self.x = x
+        self.y = y
+    }
+
+    static func + (lhs: Point, rhs: Point) -> Point {
+        Point(x: lhs.x + rhs.x, y: lhs.y + rhs.y)
+    }
+}
+
+enum Shape {
+    case circle(center: Point, radius: Double)
+    case polygon([Point])
+
+    var area: Double {
+        switch self {
+        case let .circle(_, radius): return .pi * radius * radius
+        case let .polygon(points): return Shape.shoelace(points)
+        }
+    }
+
+    static func shoelace(_ points: [Point]) -> Double {
+        let pairs = zip(points, points.dropFirst() + points.prefix(1))
+        return abs(pairs.reduce(0) { $0 + $1.0.x * $1.1.y - $1.1.x * $1.0.y }) / 2
+    }
+}
+
+@MainActor
+final class Canvas {
+    private(set) var shapes: [Shape] = []
+
+    func add(_ shape: Shape) {
+        shapes.append(shape)
+    }
+
+    deinit {
+        print("canvas released")
+    }
+}
+
+extension Canvas: CustomStringConvertible {
+    nonisolated var description: String { "Canvas" }
+
+    func clear() {
+        shapes.removeAll()
+    }
+}
+
+func square(side: Double) -> Shape {
+    .polygon([Point(), Point(x: side), Point(x: side, y: side), Point(y: side)])
+}
+'''
+
+
+def test_swift():
+    chunks = chunks_of(SWIFT, "swift", "Sources/Shapes/Shapes.swift", max_tokens=128)
+    assert symbols(chunks) == [
+        ("Drawable", "protocol", None, 3, 7),
+        ("Point", "struct", None, 9, 11),
+        ("init", "method", "Point", 13, 16),
+        ("+", "method", "Point", 18, 21),
+        ("Shape", "enum", None, 23, 32),  # cases and computed properties stay with the header
+        ("shoelace", "method", "Shape", 34, 38),
+        ("Canvas", "class", None, 40, 42),
+        ("add", "method", "Canvas", 44, 46),
+        ("deinit", "method", "Canvas", 48, 51),
+        ("Canvas", "extension", None, 53, 54),
+        ("clear", "method", "Canvas", 56, 59),
+        ("square", "function", None, 61, 63),
+    ]
+
+
+SCALA = '''
+package shop.billing
+
+import cats.{Applicative, Monoid}
+import cats.syntax.all._
+
+/** A price in cents. */
+final case class Money(cents: Long) extends AnyVal {
+  def +(other: Money): Money = Money(cents + other.cents)
+}
+
+object Money {
+  val zero: Money = Money(0)
+
+  implicit val moneyMonoid: Monoid[Money] = Monoid.instance(zero, _ + _)
+
+  def parse(text: String): Option[Money] =
+    text.toDoubleOption.map(d => Money((d * 100).round))
+}
+
+sealed trait Discount {
+  def apply(total: Money): Money
+
+  def describe: String = getClass.getSimpleName
+}
+
+object Discount {
+  final case class Percent(rate: Int) extends Discount {
+    def apply(total: Money): Money = Money(total.cents * (100 - rate) / 100)
+  }
+
+  case object NoDiscount extends Discount {
+    def apply(total: Money): Money = total
+  }
+}
+
+class InvoiceService[F[_]: Applicative](discount: Discount) {
+  def total(lines: List[Money]): F[Money] =
+    discount(lines.combineAll).pure[F]
+}
+
+enum Currency:
+  case Eur, Usd
+
+  def symbol: String = this match
+    case Eur => "€"
+    case Usd => "$"
+
+extension (money: Money)
+  def format: String = f"${money.cents / 100}%d.${money.cents % 100}%02d"
+'''
+
+
+def test_scala():
+    chunks = chunks_of(SCALA, "scala", "src/main/scala/shop/billing/Money.scala", max_tokens=128)
+    assert symbols(chunks) == [
+        ("Money", "class", None, 6, 7),
+        ("+", "method", "Money", 8, 9),
+        ("Money", "object", None, 11, 14),
+        ("parse", "method", "Money", 16, 18),
+        ("Discount", "trait", None, 20, 21),  # the abstract def is part of the header
+        ("describe", "method", "Discount", 23, 24),
+        ("Discount", "object", None, 26, 26),
+        ("Percent", "class", "Discount", 27, 27),
+        ("apply", "method", "Discount.Percent", 28, 29),
+        ("NoDiscount", "object", "Discount", 31, 31),
+        ("apply", "method", "Discount.NoDiscount", 32, 34),
+        ("InvoiceService", "class", None, 36, 36),
+        ("total", "method", "InvoiceService", 37, 39),
+        ("Currency", "enum", None, 41, 42),  # Scala 3 braceless syntax
+        ("symbol", "method", "Currency", 44, 46),
+        ("Money", "extension", None, 48, 48),
+        ("format", "method", "Money", 49, 49),
+    ]
+
+
+LUA = '''
+--- Keeps a list of recently opened files.
+local Recent = {}
+Recent.__index = Recent
+
+local H = {}
+
+--- Default options.
+Recent.config = {
+  limit = 20,
+}
+
+--- Create a list.
+---@param opts table|nil
+---@return table
+function Recent.new(opts)
+  local self = setmetatable({}, Recent)
+  self.limit = (opts or {}).limit or Recent.config.limit
+  self.items = {}
+  return self
+end
+
+--- Remember that `path` was opened.
+function Recent:add(path)
+  H.remove(self.items, path)
+  table.insert(self.items, 1, path)
+  while #self.items > self.limit do
+    table.remove(self.items)
+  end
+end
+
+function Recent:list()
+  return vim.deepcopy(self.items)
+end
+
+H.remove = function(items, value)
+  for i, item in ipairs(items) do
+    if item == value then
+      return table.remove(items, i)
+    end
+  end
+end
+
+local function normalize(path)
+  return vim.fs.normalize(vim.fn.fnamemodify(path, ":p"))
+end
+
+local on_open = function(args)
+  Recent.default:add(normalize(args.file))
+end
+
+vim.api.nvim_create_autocmd("BufRead", { callback = on_open })
+
+return Recent
+'''
+
+
+def test_lua():
+    chunks = chunks_of(LUA, "lua", "lua/recent.lua", max_tokens=128)
+    assert symbols(chunks) == [
+        ("new", "method", "Recent", 12, 20),  # `---` doc comments included
+        ("add", "method", "Recent", 22, 29),  # Recent:add, like Recent.add
+        ("list", "method", "Recent", 31, 33),
+        ("remove", "method", "H", 35, 41),  # H.remove = function
+        ("normalize", "function", None, 43, 45),
+        ("on_open", "function", None, 47, 49),
+    ]
+    assert [(c.start_line, c.end_line) for c in chunks if c.symbol_name is None] == [(1, 10), (51, 53)]
+
+
+HASKELL = '''
+{-# LANGUAGE OverloadedStrings #-}
+-- | The stock of a small shop.
+module Shop.Inventory
+  ( Item (..)
+  , Stock
+  , restock
+  , describe
+  ) where
+
+import qualified Data.Map.Strict as Map
+import Data.Text (Text)
+
+-- | An item on the shelves.
+data Item = Item
+  { itemName  :: Text
+  , itemPrice :: Int
+  } deriving (Show, Eq)
+
+newtype Stock = Stock (Map.Map Text Int)
+
+-- | Things that have a price.
+class Priced a where
+  price :: a -> Int
+
+  priceWithTax :: a -> Int
+  priceWithTax x = price x * 120 `div` 100
+
+instance Priced Item where
+  price = itemPrice
+
+instance Semigroup Stock where
+  Stock a <> Stock b = Stock (Map.unionWith (+) a b)
+
+-- | Add some items to the stock.
+restock :: Text -> Int -> Stock -> Stock
+restock name count (Stock m) = Stock (Map.insertWith (+) name count m)
+
+-- | How many are left, in words.
+describe :: Int -> Text
+describe 0 = "sold out"
+describe 1 = "last one"
+-- anything more is plenty
+describe _ = "in stock"
+
+isEmpty :: Stock -> Bool
+isEmpty (Stock m)
+  | Map.null m = True
+  | otherwise = all (== 0) (Map.elems m)
+
+{-# INLINE (<+>) #-}
+(<+>) :: Stock -> Stock -> Stock
+(<+>) = (<>)
+'''
+
+
+def test_haskell():
+    chunks = chunks_of(HASKELL, "haskell", "src/Shop/Inventory.hs", max_tokens=128)
+    assert symbols(chunks) == [
+        ("Item", "data", None, 13, 17),
+        ("Stock", "newtype", None, 19, 19),
+        ("Priced", "class", None, 21, 23),  # with the signature that has no default
+        ("priceWithTax", "method", "Priced", 25, 26),
+        ("Item", "instance", None, 28, 28),  # named after the instance's type, like a Rust impl
+        ("price", "method", "Item", 29, 29),
+        ("Stock", "instance", None, 31, 31),
+        ("<>", "method", "Stock", 32, 32),
+        ("restock", "function", None, 34, 36),  # haddock, signature and equation
+        ("describe", "function", None, 38, 43),  # all its equations, the comment between them too
+        ("isEmpty", "function", None, 45, 48),
+        ("<+>", "function", None, 50, 52),  # the pragma above it included
+    ]
+
+
+ELIXIR = '''
+defmodule Shop.Cart do
+  @moduledoc """
+  A shopping cart held in a process.
+  """
+  use GenServer
+
+  alias Shop.Item
+
+  defstruct items: %{}, owner: nil
+
+  @doc "Starts a cart for `owner`."
+  @spec start_link(String.t()) :: GenServer.on_start()
+  def start_link(owner) do
+    GenServer.start_link(__MODULE__, owner)
+  end
+
+  @doc "The total price of the items, in cents."
+  def total(%__MODULE__{items: items}) when map_size(items) == 0, do: 0
+
+  def total(%__MODULE__{items: items}) do
+    items |> Map.values() |> Enum.map(&(&1.price * &1.quantity)) |> Enum.sum()
+  end
+
+  @impl true
+  def init(owner), do: {:ok, %__MODULE__{owner: owner}}
+
+  @impl true
+  def handle_call({:add, item}, _from, cart) do
+    {:reply, :ok, %{cart | items: Map.put(cart.items, item.sku, validate!(item))}}
+  end
+
+  defp validate!(%Item{quantity: quantity} = item) when quantity > 0, do: item
+
+  defmacro with_cart(owner, do: block) do
+    quote do
+      {:ok, var!(cart)} = unquote(__MODULE__).start_link(unquote(owner))
+      unquote(block)
+    end
+  end
+
+  defmodule Line do
+    @moduledoc false
+    defstruct [:sku, :quantity]
+
+    def new(sku, quantity \\\\ 1), do: %__MODULE__{sku: sku, quantity: quantity}
+  end
+end
+
+defprotocol Shop.Priced do
+  @doc "The price of a value, in cents."
+  def price(value)
+end
+
+defimpl Shop.Priced, for: Shop.Item do
+  def price(%{price: price, quantity: quantity}), do: price * quantity
+end
+'''
+
+
+def test_elixir():
+    chunks = chunks_of(ELIXIR, "elixir", "lib/shop/cart.ex", max_tokens=128)
+    assert symbols(chunks) == [
+        ("Cart", "module", "Shop", 1, 9),
+        ("start_link", "function", "Shop.Cart", 11, 15),  # @doc and @spec included
+        ("total", "function", "Shop.Cart", 17, 22),  # both clauses
+        ("init", "function", "Shop.Cart", 24, 25),
+        ("handle_call", "function", "Shop.Cart", 27, 30),
+        ("validate!", "function", "Shop.Cart", 32, 32),
+        ("with_cart", "function", "Shop.Cart", 34, 39),
+        ("Line", "module", "Shop.Cart", 41, 43),
+        ("new", "function", "Shop.Cart.Line", 45, 47),
+        ("Priced", "protocol", "Shop", 49, 49),
+        ("price", "function", "Shop.Priced", 50, 52),
+        # Named as the module it compiles to, Shop.Priced.Shop.Item.
+        ("Item", "impl", "Shop.Priced.Shop", 54, 54),
+        ("price", "method", "Shop.Priced.Shop.Item", 55, 56),
+    ]
+
+
+ZIG = '''
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+
+/// A first-in first-out queue of jobs.
+pub const Queue = struct {
+    items: std.ArrayListUnmanaged(Job) = .{},
+    allocator: Allocator,
+
+    pub const Job = struct {
+        id: u32,
+        priority: Priority,
+
+        pub fn isUrgent(self: Job) bool {
+            return self.priority == .high;
+        }
+    };
+
+    pub fn init(allocator: Allocator) Queue {
+        return .{ .allocator = allocator };
+    }
+
+    pub fn deinit(self: *Queue) void {
+        self.items.deinit(self.allocator);
+    }
+
+    /// Adds a job at the back of the queue.
+    pub fn push(self: *Queue, job: Job) !void {
+        try self.items.append(self.allocator, job);
+    }
+
+    pub fn pop(self: *Queue) ?Job {
+        if (self.items.items.len == 0) return null;
+        return self.items.orderedRemove(0);
+    }
+};
+
+pub const Priority = enum(u2) {
+    low,
+    normal,
+    high,
+
+    pub fn label(self: Priority) []const u8 {
+        return @tagName(self);
+    }
+};
+
+pub const Event = union(enum) {
+    added: Queue.Job,
+    removed: u32,
+};
+
+extern fn now() i64;
+
+pub fn main() !void {
+    var gpa = std.heap.GeneralPurposeAllocator(.{}){};
+    var queue = Queue.init(gpa.allocator());
+    defer queue.deinit();
+    try queue.push(.{ .id = 1, .priority = .high });
+}
+
+test "an empty queue pops nothing" {
+    var queue = Queue.init(std.testing.allocator);
+    defer queue.deinit();
+    try std.testing.expect(queue.pop() == null);
+}
+'''
+
+
+def test_zig():
+    chunks = chunks_of(ZIG, "zig", "src/queue.zig", max_tokens=128)
+    assert symbols(chunks) == [
+        ("Queue", "struct", None, 4, 7),
+        ("Job", "struct", "Queue", 9, 11),
+        ("isUrgent", "method", "Queue.Job", 13, 16),
+        ("init", "method", "Queue", 18, 20),
+        ("deinit", "method", "Queue", 22, 24),
+        ("push", "method", "Queue", 26, 29),
+        ("pop", "method", "Queue", 31, 35),
+        ("Priority", "enum", None, 37, 40),
+        ("label", "method", "Priority", 42, 45),
+        ("Event", "union", None, 47, 50),
+        ("main", "function", None, 54, 59),
+    ]
+    # The imports, the body-less extern declaration and the test block.
+    assert [(c.start_line, c.end_line) for c in chunks if c.symbol_name is None] == [(1, 2), (52, 52), (61, 65)]
+
+
 def test_unparsable_source_still_covers_every_line():
     source = "def broken(:\n    return (]\n\nclass {\n  fn x( -> \n}\n\n" + "@@@ ??? !!!\n" * 50
     chunks_of(source, "python", max_tokens=32)
@@ -805,11 +1351,11 @@ def test_plain_config_and_prose_and_unknown_languages_use_line_windows():
     assert len(json_chunks) > 3 and {c.chunk_type for c in json_chunks} == {"config"}
     text = "\n\n".join(f"Line {i} of the release notes, describing a fix." for i in range(60))
     assert {c.chunk_type for c in chunks_of(text, "text", "NOTES.txt", max_tokens=64)} == {"prose"}
-    lua = "\n".join(f"local value_{i} = compute({i}) + offset" for i in range(100))
-    lua_chunks = chunks_of(lua, "lua", "init.lua", max_tokens=64, overlap_tokens=16)
-    assert {c.chunk_type for c in lua_chunks} == {"code"}
-    assert all(c.symbol_name is None for c in lua_chunks)
-    assert all(b.start_line <= a.end_line for a, b in zip(lua_chunks, lua_chunks[1:], strict=False))
+    perl = "\n".join(f"my $value_{i} = compute({i}) + $offset;" for i in range(100))
+    perl_chunks = chunks_of(perl, "perl", "lib/values.pl", max_tokens=64, overlap_tokens=16)
+    assert {c.chunk_type for c in perl_chunks} == {"code"}
+    assert all(c.symbol_name is None for c in perl_chunks)
+    assert all(b.start_line <= a.end_line for a, b in zip(perl_chunks, perl_chunks[1:], strict=False))
 
 
 def test_oversized_single_line_is_its_own_chunk():
@@ -832,7 +1378,8 @@ _line = st.one_of(
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=st.lists(_line, max_size=60),
-       language=st.sampled_from(["python", "javascript", "rust", "markdown", "yaml", "toml", "text", "lua"]),
+       language=st.sampled_from(["python", "javascript", "rust", "markdown", "yaml", "toml", "text", "lua",
+                                 "haskell", "scala"]),
        max_tokens=st.sampled_from([8, 32, 128]),
        overlap_tokens=st.sampled_from([0, 4, 32]))
 def test_invariants_hold_for_arbitrary_text(lines, language, max_tokens, overlap_tokens):

@@ -23,7 +23,8 @@ LEADING = 2  # the line is a comment or an attribute that belongs to the definit
 
 _FUNCTIONS = frozenset({"function", "method"})
 # A function directly inside one of these is a method.
-_CLASS_LIKE = frozenset({"class", "struct", "union", "enum", "interface", "trait", "impl", "record"})
+_CLASS_LIKE = frozenset({"class", "struct", "union", "enum", "interface", "trait", "impl", "record", "object",
+                         "actor", "extension", "instance", "opaque"})
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,9 @@ class _Grammar:
     # Body-less namespace declarations that name everything after them (C# `namespace A;`).
     scopes: frozenset[str] = frozenset()
     docstrings: bool = False  # bare string statements are documentation (Python)
+    # Functions written as clauses (a Haskell signature and its equations, Elixir's `def` per pattern):
+    # a function following one of the same name and parent extends it instead of starting another.
+    clauses: bool = False
 
 
 def outline(text: str, language: str, rel_path: str) -> Outline | None:
@@ -154,12 +158,17 @@ class _Walker:
                 in_class: bool, found: list[Definition]) -> None:
         qualifier, name = _split_name(written)
         parent = _join(parent, *qualifier)
-        header = outer.start_point.row
+        header, end = outer.start_point.row, _end_row(outer, self.source)
         if symbol_type in _FUNCTIONS:
             if header > self.last and name:
-                kind = "method" if in_class or qualifier else "function"
-                found.append(Definition(name, kind, self._leading_start(header), _end_row(outer), parent))
-                self.last = _end_row(outer)
+                previous = found[-1] if found else None
+                if (self.grammar.clauses and previous is not None and previous.is_function
+                        and previous.name == name and previous.parent == parent):
+                    found[-1] = replace(previous, end=end)
+                else:
+                    kind = "method" if in_class or qualifier else "function"
+                    found.append(Definition(name, kind, self._leading_start(header), end, parent))
+                self.last = end
             return
         if header <= self.last or not name:
             # Shares its first line with what came before (`namespace a { namespace b {`): it cannot
@@ -170,8 +179,8 @@ class _Walker:
         start = self._leading_start(header)
         self.last = header
         members = self.collect(node, _join(parent, name), symbol_type in _CLASS_LIKE)
-        found.append(Definition(name, symbol_type, start, _end_row(outer), parent, tuple(members)))
-        self.last = _end_row(outer)
+        found.append(Definition(name, symbol_type, start, end, parent, tuple(members)))
+        self.last = end
 
     def _leading_start(self, header: int) -> int:
         row = header
@@ -183,14 +192,16 @@ class _Walker:
         line_start = node.start_byte - node.start_point.column
         if self.source[line_start:node.start_byte].strip():
             return  # a trailing comment after code: the line is code
-        for row in range(node.start_point.row, _end_row(node) + 1):
+        for row in range(node.start_point.row, _end_row(node, self.source) + 1):
             self.flags[row] |= bits
 
 
-def _end_row(node: Node) -> int:
+def _end_row(node: Node, source: bytes) -> int:
     row, column = node.end_point
-    # Some grammars end a comment after its newline, at column 0 of the next line.
-    return row - 1 if column == 0 and row > node.start_point.row else row
+    # Some grammars end a node after its newline: a comment at column 0 of the next line, a Scala
+    # definition without braces in the indentation of the next one.
+    ends_in_indent = not source[node.end_byte - column:node.end_byte].strip()
+    return row - 1 if ends_in_indent and row > node.start_point.row else row
 
 
 def _is_docstring(node: Node) -> bool:
@@ -208,11 +219,16 @@ def _join(*parts: str | None) -> str | None:
 
 _GENERIC_ARGS = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
 _NAME_SEPARATOR = re.compile(r"::|\.|\\")
+_WORD = re.compile(r"\w")
 
 
 def _split_name(written: str) -> tuple[list[str], str]:
     """(qualifier parts, plain name): `Widget<T>::grow` -> (["Widget"], "grow"), `*Server` -> ([], "Server")."""
-    text = " ".join(written.split()).strip("*&\"' ")
+    text = " ".join(written.split())
+    if not _WORD.search(text):
+        # An operator (Haskell's `<+>`, Scala's `<*>`, Ruby's `[]=`): its `<...>`, `[]` and `.` are the name.
+        return [], text
+    text = text.strip("*&\"' ")
     if "operator" not in text:  # operator[] and operator< are names, not type arguments
         previous = None
         while previous != text:
@@ -307,6 +323,193 @@ def _js_field(node: Node) -> tuple[str, str] | None:
     if name is None or value is None or value.type not in _JS_FUNCTION_VALUES:
         return None
     return "function", _text(name)
+
+
+def _keyword(symbol_type: str, name: str) -> Resolver:
+    """A definition named by its keyword: Swift's `init` and `subscript`, Kotlin's `constructor`."""
+    return lambda node: (symbol_type, name)
+
+
+def _first(node: Node | None, node_type: str) -> Node | None:
+    """The first node of `node_type` in `node`'s subtree, depth first (a type's head in a type pattern)."""
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        if current.type == node_type:
+            return current
+        stack.extend(reversed(current.named_children))
+    return None
+
+
+def _kotlin_class(node: Node) -> tuple[str, str] | None:
+    # `class`, `interface` and `enum class` are all class_declaration: the keyword or modifier tells.
+    name = node.child_by_field_name("name")
+    if name is None:
+        return None
+    if any(child.type == "interface" for child in node.children):
+        kind = "interface"
+    elif any(modifier.type == "class_modifier" and modifier.text == b"enum"
+             for child in node.named_children if child.type == "modifiers" for modifier in child.named_children):
+        kind = "enum"
+    else:
+        kind = "class"
+    return kind, _text(name).strip("`")
+
+
+_KOTLIN_BODIES = frozenset({"class_body", "enum_class_body"})
+
+
+def _kotlin_function(node: Node) -> tuple[str, str] | None:
+    name = node.child_by_field_name("name")
+    # Abstract and interface members without a body are declarations, left out as in Java.
+    if name is None or not any(child.type == "function_body" for child in node.named_children):
+        return None
+    written = _text(name).strip("`")
+    if node.parent is None or node.parent.type in _KOTLIN_BODIES or node.parent.type == "lambda_literal":
+        return "function", written
+    # A top-level extension function (`fun Cart.total()`) is filed under the type it extends, as a Go
+    # method is under its receiver: the receiver is the type written before the name.
+    for child in node.named_children:
+        if child.start_byte >= name.start_byte:
+            break
+        if child.type in ("user_type", "nullable_type"):
+            return "function", f"{_split_name(_text(child).rstrip('?'))[1]}.{written}"
+    return "function", written
+
+
+def _kotlin_companion(node: Node) -> tuple[str, str] | None:
+    # An unnamed companion object is called Companion, which is also how Kotlin names it.
+    name = node.child_by_field_name("name")
+    return "object", _text(name) if name is not None else "Companion"
+
+
+def _swift_type(node: Node) -> tuple[str, str] | None:
+    # class, struct, enum, extension and actor are all class_declaration: its keyword is the symbol type.
+    # An extension is named after the type it extends, so its methods' parent is that type.
+    kind = node.child_by_field_name("declaration_kind")
+    name = node.child_by_field_name("name")
+    return (_text(kind), _text(name)) if kind is not None and name is not None else None
+
+
+def _scala_extension(node: Node) -> tuple[str, str] | None:
+    """`extension (xs: List[A]) def ...` is named after the type it extends."""
+    parameters = node.child_by_field_name("parameters")
+    candidates = parameters.named_children if parameters is not None else []
+    first = next((child for child in candidates if child.type == "parameter"), None)
+    extended = first.child_by_field_name("type") if first is not None else None
+    return ("extension", _text(extended)) if extended is not None else None
+
+
+def _scala_given(node: Node) -> tuple[str, str] | None:
+    """A given instance is named by its name or, when anonymous, by the type it provides."""
+    name = node.child_by_field_name("name")
+    name = name if name is not None else node.child_by_field_name("return_type")
+    return ("instance", _text(name)) if name is not None else None
+
+
+def _lua_function(node: Node) -> tuple[str, str] | None:
+    # `function M:draw()` is as much a method of M as `function M.draw()`.
+    name = node.child_by_field_name("name")
+    return ("function", _text(name).replace(":", ".")) if name is not None else None
+
+
+_LUA_NAMES = frozenset({"identifier", "dot_index_expression"})
+
+
+def _lua_assignment(node: Node) -> tuple[str, str] | None:
+    """`M.draw = function() ... end` (one target, one function value) defines M.draw."""
+    lists = {child.type: child.named_children for child in node.named_children}
+    targets, values = lists.get("variable_list", []), lists.get("expression_list", [])
+    if len(targets) != 1 or len(values) != 1 or targets[0].type not in _LUA_NAMES \
+            or values[0].type != "function_definition":
+        return None
+    return "function", _text(targets[0])
+
+
+def _haskell_name(node: Node) -> Node | None:
+    name = node.child_by_field_name("name")
+    if name is None:  # `foo, bar :: Int` names several; the first one's equations follow
+        names = node.child_by_field_name("names")
+        name = names.named_children[0] if names is not None and names.named_children else None
+    if name is None:  # an operator defined infix: `x <+> y = ...`
+        infix = next((child for child in node.named_children if child.type == "infix"), None)
+        name = infix.child_by_field_name("operator") if infix is not None else None
+    if name is not None and name.type == "prefix_id":  # `(<+>)`
+        name = name.named_children[0] if name.named_children else None
+    return name
+
+
+def _haskell_function(node: Node) -> tuple[str, str] | None:
+    # A signature and the equations after it come out as one function: the grammar groups clauses.
+    name = _haskell_name(node)
+    return ("function", _text(name).strip("`")) if name is not None else None
+
+
+def _haskell_signature(node: Node) -> tuple[str, str] | None:
+    resolved = _haskell_function(node)
+    # In a class, a signature without a default equation below it is a declaration, left out as in Java:
+    # the class stays whole rather than cut into one-line methods.
+    if resolved is not None and node.parent is not None and node.parent.type == "class_declarations":
+        following = node.next_named_sibling
+        if following is None or following.type not in ("function", "bind") \
+                or _haskell_function(following) != resolved:
+            return None
+    return resolved
+
+
+def _haskell_instance(node: Node) -> tuple[str, str] | None:
+    """Named after the type it is for, as a Rust impl is (`instance Show (Tree a)` -> Tree), so that its
+    equations' parent is that type; the class's name when the type has none (`instance C [a]`)."""
+    target = _first(node.child_by_field_name("patterns"), "name")
+    target = target if target is not None else node.child_by_field_name("name")
+    return ("instance", _text(target)) if target is not None else None
+
+
+_ELIXIR_FUNCTIONS = frozenset({"def", "defp", "defmacro", "defmacrop", "defguard", "defguardp",
+                               "defdelegate", "defn", "defnp"})
+_ELIXIR_TYPES = {"defmodule": "module", "defprotocol": "protocol", "defimpl": "impl"}
+
+
+def _elixir_call(node: Node) -> tuple[str, str] | None:
+    # Elixir's definitions are ordinary macro calls (`def name(args) do ... end`): the call's target says
+    # which, its first argument names it.
+    target = node.child_by_field_name("target")
+    keyword = _text(target) if target is not None and target.type == "identifier" else ""
+    if keyword not in _ELIXIR_FUNCTIONS and keyword not in _ELIXIR_TYPES:
+        return None
+    arguments = next((child for child in node.named_children if child.type == "arguments"), None)
+    if arguments is None or not arguments.named_children:
+        return None
+    head = arguments.named_children[0]
+    if keyword in _ELIXIR_FUNCTIONS:
+        if head.type == "binary_operator":  # `def name(x) when is_integer(x)`
+            head = head.child_by_field_name("left")
+        if head is not None and head.type == "call":  # `def name(args)`; a bare identifier has no arguments
+            head = head.child_by_field_name("target")
+        return ("function", _text(head)) if head is not None and head.type == "identifier" else None
+    if head.type != "alias":
+        return None
+    name = _text(head)
+    if keyword == "defimpl":
+        # Named as Elixir names the module it compiles to: `defimpl Size, for: Map` -> Size.Map.
+        keywords = [child for child in arguments.named_children if child.type == "keywords"]
+        for pair in (pair for child in keywords for pair in child.named_children):
+            key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+            if _text(key).strip().rstrip(":") == "for" and value is not None and value.type == "alias":
+                name = f"{name}.{_text(value)}"
+    return _ELIXIR_TYPES[keyword], name
+
+
+_ZIG_CONTAINERS = {"struct_declaration": "struct", "enum_declaration": "enum", "union_declaration": "union",
+                   "opaque_declaration": "opaque"}
+
+
+def _zig_container(node: Node) -> tuple[str, str] | None:
+    """`const Point = struct { ... }`: a Zig type is a value, named by the constant that holds it."""
+    children = node.named_children
+    name = next((child for child in children if child.type == "identifier"), None)
+    kind = next((_ZIG_CONTAINERS[child.type] for child in children if child.type in _ZIG_CONTAINERS), None)
+    return (kind, _text(name)) if name is not None and kind is not None else None
 
 
 # ---- grammars --------------------------------------------------------------------------------------
@@ -418,5 +621,66 @@ _GRAMMARS: dict[str, _Grammar] = {
     "bash": _Grammar(
         "tree_sitter_bash", "language",
         kinds={"function_definition": _FUNCTION},
+    ),
+    "kotlin": _Grammar(
+        "tree_sitter_kotlin", "language",
+        kinds={"class_declaration": _kotlin_class, "object_declaration": _named("object"),
+               "companion_object": _kotlin_companion, "function_declaration": _kotlin_function,
+               "secondary_constructor": _keyword("function", "constructor")},
+        # `class A : B by b { ... }` parses its body as a lambda passed to `b`: the members are in there.
+        transparent=_KOTLIN_BODIES | {"delegation_specifiers", "delegation_specifier", "explicit_delegation",
+                                      "call_expression", "annotated_lambda", "lambda_literal"},
+        comments=frozenset({"line_comment", "block_comment"}),
+    ),
+    "swift": _Grammar(
+        "tree_sitter_swift", "language",
+        kinds={"class_declaration": _swift_type, "protocol_declaration": _named("protocol"),
+               "function_declaration": _FUNCTION, "init_declaration": _keyword("function", "init"),
+               "deinit_declaration": _keyword("function", "deinit"),
+               "subscript_declaration": _keyword("function", "subscript")},
+        # Protocol requirements (protocol_function_declaration) are declarations, left out as in Java.
+        transparent=frozenset({"class_body", "enum_class_body", "protocol_body"}),
+        comments=frozenset({"comment", "multiline_comment"}),
+    ),
+    "scala": _Grammar(
+        "tree_sitter_scala", "language",
+        kinds={"class_definition": _named("class"), "object_definition": _named("object"),
+               "trait_definition": _named("trait"), "enum_definition": _named("enum"),
+               "package_object": _named("object"), "extension_definition": _scala_extension,
+               "given_definition": _scala_given,
+               # function_declaration is an abstract `def` without a body, left out as in Java.
+               "function_definition": _FUNCTION},
+        transparent=frozenset({"template_body", "enum_body", "with_template_body"}),
+        comments=frozenset({"comment", "block_comment"}),
+    ),
+    "lua": _Grammar(
+        "tree_sitter_lua", "language",
+        kinds={"function_declaration": _lua_function, "assignment_statement": _lua_assignment},
+        # `local draw = function() ... end` is an assignment inside a local variable declaration.
+        wrappers=frozenset({"variable_declaration"}),
+    ),
+    "haskell": _Grammar(
+        "tree_sitter_haskell", "language",
+        kinds={"signature": _haskell_signature, "function": _haskell_function, "bind": _haskell_function,
+               "data_type": _named("data"), "newtype": _named("newtype"), "class": _named("class"),
+               "instance": _haskell_instance},
+        # The haddock comment above the first declaration is parsed as part of the imports.
+        transparent=frozenset({"declarations", "imports", "class_declarations", "instance_declarations"}),
+        comments=frozenset({"comment", "haddock"}),
+        attributes=frozenset({"pragma"}),
+        clauses=True,
+    ),
+    "elixir": _Grammar(
+        "tree_sitter_elixir", "language",
+        kinds={"call": _elixir_call},
+        transparent=frozenset({"do_block"}),
+        # Module attributes: @doc, @spec and @impl belong to the def below them.
+        attributes=frozenset({"unary_operator"}),
+        clauses=True,
+    ),
+    "zig": _Grammar(
+        "tree_sitter_zig", "language",
+        kinds={"function_declaration": _FUNCTION_WITH_BODY, "variable_declaration": _zig_container},
+        transparent=frozenset(_ZIG_CONTAINERS),
     ),
 }

@@ -14,7 +14,9 @@ COLUMNS = ("Result", "Score", "Match")
 COL_LOCATION, COL_SCORE, COL_MATCH = range(3)
 _SYMBOL_TYPE_LABELS = {"function": "fn", "method": "fn", "class": "class", "struct": "struct",
                        "interface": "interface", "enum": "enum", "trait": "trait", "impl": "impl",
-                       "module": "mod", "type": "type"}
+                       "module": "mod", "type": "type", "object": "object", "protocol": "protocol",
+                       "extension": "extension", "instance": "instance", "data": "data", "newtype": "newtype",
+                       "actor": "actor", "opaque": "opaque", "constructor": "fn", "union": "union"}
 
 
 class ResultModel(QStandardItemModel):
