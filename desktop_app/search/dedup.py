@@ -35,3 +35,20 @@ def merge_overlapping(ranked: Sequence[T], key: Callable[[T], tuple[str, int, in
         else:
             merge(into, item)
     return kept
+
+
+def merge_units(ranked: Sequence[T], unit: Callable[[T], str | None], merge: Callable[[T, T], None]) -> list[T]:
+    """Fold each result into the earlier one of the same unit (`unit` gives its key, or None for none): the
+    windows a long definition is cut into are one result, shown where its best window ranks."""
+    kept: list[T] = []
+    first: dict[str, T] = {}
+    for item in ranked:
+        key = unit(item)
+        into = first.get(key) if key is not None else None
+        if into is None:
+            kept.append(item)
+            if key is not None:
+                first[key] = item
+        else:
+            merge(into, item)
+    return kept

@@ -3,29 +3,47 @@
 * similarity: 0.7 x the cosine similarity between the query and the chunk (as embedded with its
   path and symbol header) + 0.3 x the cosine similarity between the query and the chunk's symbol
   name in words (see indexing/documents.py); a chunk that defines no symbol has only the first part.
-* semantic mode: similarity, plus the small rerank boosts.
-* exact mode: keyword evidence (BM25 over symbol names, paths and identifier-split text) relative
-  to the best keyword match for this query, scaled into 0..0.9.
-* hybrid mode: 0.9 x (SEMANTIC_WEIGHT x similarity + (1 - SEMANTIC_WEIGHT) x keyword evidence).
-  Every candidate gets its real similarity, however it was found, so the blend is like for like.
-
-A chunk whose symbol name is exactly a name in the query ranks in a tier of its own,
-0.9 + 0.1 x the blend above, so a definition asked for by name always comes first.
-Rerank boosts (RerankOptions) move results within their tier, never across it.
+* keyword evidence: BM25 over symbol names, paths and identifier-split text, relative to the best
+  keyword match of the query.
+* the blend: semantic mode, similarity; exact mode, keyword evidence; hybrid mode, a mix of the two
+  whose keyword share depends on the query's shape (evidence.py: 0.2 for words, 0.4 when the query
+  names code). Every candidate gets its real similarity, however it was found, so the mix is like for
+  like. The blend is then discounted for documentation, configuration and tests unless the query asks
+  for them, raised when the query's words are in the file's path, and a file's best chunk gains a
+  share of its runner-up's; each further definition from an already ranked file keeps a share of its
+  blend (SATURATION), compounding.
+* tiers: outside semantic mode, a chunk whose symbol name is exactly a name in the query ranks in a
+  tier of its own, 0.9..0.95 (0.95..1 when spelt as typed), so a definition asked for by name comes
+  first; the rest scale into 0..0.9. Rerank boosts (RerankOptions) move results within their tier,
+  never across it.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..store.store import Hit
+from .evidence import (
+    FILE_SUPPORT_WEIGHT,
+    PATH_WEIGHT,
+    SATURATION,
+    file_support,
+    kind_factor,
+    path_match,
+    query_evidence,
+)
+from .query import ParsedQuery
 from .request import RerankOptions
 
 SEMANTIC_WEIGHT = 0.8
 NAME_WEIGHT = 0.3
 EXACT_TIER = 0.9
+# Within the tier of definitions named in the query, a name spelt exactly as typed ranks first: the tier's
+# upper half is theirs.
+EXACT_CASE_TIER = 0.95
 _DAY = 86_400.0
 
 
@@ -37,6 +55,7 @@ class Candidate:
     found_semantic: bool = False
     found_keyword: bool = False
     exact_symbol: bool = False
+    exact_case: bool = False  # exact_symbol, and the name is spelt as the query has it
     score: float = 0.0
 
     @property
@@ -61,19 +80,56 @@ def keyword_strengths(ranks: list[tuple[int, float]]) -> dict[int, float]:
     return {fid: max(0.0, r / best) for fid, r in ranks}
 
 
-def score(c: Candidate, mode: str, rerank: RerankOptions, now: float | None = None) -> float:
+def blend(c: Candidate, mode: str, keyword_weight: float = 1 - SEMANTIC_WEIGHT) -> float:
+    """The candidate's retrieval score before evidence, boosts and tiers."""
     sem = c.semantic or 0.0
     if mode == "semantic":
-        base = sem
-    elif mode == "exact":
-        base = c.keyword
-    else:
-        base = SEMANTIC_WEIGHT * sem + (1 - SEMANTIC_WEIGHT) * c.keyword
+        return sem
+    if mode == "exact":
+        return c.keyword
+    return (1 - keyword_weight) * sem + keyword_weight * c.keyword
+
+
+def rank_scores(candidates: Sequence[Candidate], parsed: ParsedQuery, mode: str, rerank: RerankOptions,
+                now: float | None = None) -> None:
+    """Set every candidate's score: its blend, weighed by the evidence around it (evidence.py), plus the
+    rerank boosts, in its tier; then each further definition from an already ranked file loses a share
+    (SATURATION), so ten hits of one file do not push a second relevant file off the first page."""
+    typed = set(parsed.identifiers)
+    for c in candidates:  # `Request` typed: the class, before a `request` method
+        c.exact_case = c.exact_symbol and c.hit.symbol_name in typed
+    if mode == "exact":
+        for c in candidates:
+            c.score = _tiered(c, c.keyword, mode, rerank, now)
+        return
+    query = query_evidence(parsed)
+    keyword_weight = query.keyword_weight if mode == "hybrid" else 0.0
+    bases = [blend(c, mode, keyword_weight) * kind_factor(c.hit.path, query)
+             + PATH_WEIGHT * path_match(c.hit.path, query) for c in candidates]
+    files = [f"{c.hit.scope_id}/{c.hit.path}" for c in candidates]
+    for i, support in file_support(list(zip(files, range(len(candidates)), bases, strict=True))).items():
+        bases[i] += FILE_SUPPORT_WEIGHT * support
+    provisional = sorted(range(len(candidates)), key=lambda i: -_tiered(candidates[i], bases[i], mode, rerank, now))
+    units_seen: dict[str, set[str]] = {}
+    for i in provisional:
+        c = candidates[i]
+        unit = f"{c.hit.parent_symbol}/{c.hit.symbol_name}" if c.hit.symbol_name else f"{c.hit.start_line}"
+        seen = units_seen.setdefault(files[i], set())
+        if unit not in seen:
+            bases[i] *= SATURATION ** len(seen)
+            seen.add(unit)
+    for i, c in enumerate(candidates):
+        c.score = _tiered(c, bases[i], mode, rerank, now)
+
+
+def _tiered(c: Candidate, base: float, mode: str, rerank: RerankOptions, now: float | None) -> float:
     base = min(1.0, max(0.0, base * rerank.similarity_weight + _boost(c.hit, rerank, now)))
     if mode == "semantic":
         return round(base, 4)
+    if c.exact_case:
+        return round(EXACT_CASE_TIER + (1 - EXACT_CASE_TIER) * base, 4)
     if c.exact_symbol:
-        return round(EXACT_TIER + (1 - EXACT_TIER) * base, 4)
+        return round(EXACT_TIER + (EXACT_CASE_TIER - EXACT_TIER) * base, 4)
     return round(EXACT_TIER * base, 4)
 
 

@@ -13,9 +13,9 @@ import numpy as np
 from ..embedding import Embedder
 from ..store.store import HistoryEntry, HitFilter, Scope, Store
 from .context import FileLines, expand
-from .dedup import merge_overlapping
+from .dedup import merge_overlapping, merge_units
 from .embedding_cache import QueryEmbeddingCache
-from .fusion import Candidate, keyword_strengths, score, similarity
+from .fusion import Candidate, keyword_strengths, rank_scores, similarity
 from .keyword_plan import bounded_any
 from .query import ParsedQuery, fts_all, parse
 from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRequest, validate
@@ -24,7 +24,9 @@ from .vector_index import VectorIndex
 
 # Seconds of vector loading at a time while warming up, between which waiting searches are answered.
 WARM_UP_SLICE_S = 0.1
-# Candidates asked of each retriever at most; a filter that leaves fewer matches than this has run dry.
+# Candidates asked of each retriever at first, and at most (a filter that leaves fewer matches than this
+# has run dry).
+FETCH = 200
 MAX_FETCH = 4096
 
 
@@ -125,15 +127,16 @@ class Searcher:
         roots = {s.id: s.root for s in scopes}
         scope_ids = list(roots)
         # Filters are applied in SQL, inside retrieval; only the minimum score is applied afterwards, so
-        # that one needs many more candidates to leave k.
-        fetch = max(50, req.k * (20 if f.min_score > 0 else 5))
+        # that one needs many more candidates to leave k. The first fetch does not depend on k, so the
+        # first N results of a search for k are exactly those of a search for N (a candidate set sized by
+        # k gave -k 5 and -k 30 different keyword evidence and file support, so different orders).
+        fetch = FETCH * (4 if f.min_score > 0 else 1)
         while True:
             candidates, exhausted = self._candidates(scope_ids, parsed, query_vec, mode, where, fetch)
-            for c in candidates:
-                c.score = score(c, mode, req.rerank)
+            rank_scores(candidates, parsed, mode, req.rerank)
             ranked = sorted((c for c in candidates if c.score >= f.min_score),
                             key=lambda c: (-c.score, c.hit.path, c.hit.start_line))
-            ranked = _drop_cross_scope_copies(ranked)
+            ranked = merge_units(_drop_cross_scope_copies(ranked), _symbol_unit, _absorb)
             kept = merge_overlapping(ranked, lambda c: (f"{c.hit.scope_id}/{c.hit.path}", c.hit.start_line,
                                                         c.hit.end_line), req.overlap_threshold, _absorb, req.k)
             if len(kept) >= req.k or exhausted or fetch >= MAX_FETCH:
@@ -201,9 +204,11 @@ class Searcher:
             by_id[fid].keyword = strength
             by_id[fid].found_keyword = True
         for fid in symbol_ids:
-            by_id[fid].exact_symbol = True
-            by_id[fid].found_keyword = True
-            by_id[fid].keyword = max(by_id[fid].keyword, 1.0)
+            c = by_id[fid]
+            # A heading that names the symbol is about it, not its definition: strong keyword evidence only.
+            c.exact_symbol = c.hit.symbol_type != "heading"
+            c.found_keyword = True
+            c.keyword = max(c.keyword, 1.0)
         return len(ranks) < fetch and len(symbol_ids) < fetch
 
     def _fill_similarity(self, by_id: dict[int, Candidate], query_vec: np.ndarray) -> None:
@@ -241,6 +246,12 @@ def _drop_cross_scope_copies(ranked: list[Candidate]) -> list[Candidate]:
             seen.add(key)
             out.append(c)
     return out
+
+
+def _symbol_unit(c: Candidate) -> str | None:
+    """One result per definition: its windows (and overloads of one name in one type) share this key."""
+    h = c.hit
+    return f"{h.scope_id}/{h.path}/{h.parent_symbol}/{h.symbol_type}/{h.symbol_name}" if h.symbol_name else None
 
 
 def _absorb(kept: Candidate, dropped: Candidate) -> None:

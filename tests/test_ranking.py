@@ -1,0 +1,191 @@
+"""Ranking evidence beyond one chunk's scores: query shape, path, file support, kinds of file, symbol windows,
+and results that do not depend on how many are asked for."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop_app.indexing.indexer import Indexer
+from desktop_app.search.dedup import merge_units
+from desktop_app.search.evidence import (
+    DOCS_FACTOR,
+    KEYWORD_WEIGHT_CODE,
+    KEYWORD_WEIGHT_WORDS,
+    TEST_FACTOR,
+    file_support,
+    is_test_path,
+    kind_factor,
+    path_match,
+    query_evidence,
+    stem,
+)
+from desktop_app.search.pipeline import Searcher
+from desktop_app.search.query import parse
+from desktop_app.search.request import SearchRequest
+from desktop_app.store.store import Store
+
+# --- the evidence, piece by piece -------------------------------------------------------------------
+
+
+def test_query_shape_sets_the_keyword_weight():
+    assert query_evidence(parse("where do we retry failed requests")).keyword_weight == KEYWORD_WEIGHT_WORDS
+    for code in ("fetch_with_retry", "HTTPError", "json.decoder.JSONDecoder", "how is parseHeader called"):
+        assert query_evidence(parse(code)).keyword_weight == KEYWORD_WEIGHT_CODE, code
+
+
+def test_path_words_count_with_the_file_stem_double():
+    query = query_evidence(parse("bash completion generation"))
+    assert path_match("bash_completions.go", query) == pytest.approx(4 / 6)  # two words in the stem
+    assert path_match("completion/generate.go", query) == pytest.approx(1 / 6)  # one in a folder
+    assert path_match("command.go", query) == 0
+    assert stem("handlers") == "handler" and stem("entries") == "entry" and stem("class") == "class"
+
+
+def test_docs_config_and_tests_are_discounted_unless_asked_for():
+    plain = query_evidence(parse("how errors are raised"))
+    assert kind_factor("src/errors.ts", plain) == 1.0
+    assert kind_factor("README.md", plain) == DOCS_FACTOR
+    assert kind_factor("README.md", query_evidence(parse("readme install steps"))) == 1.0
+    assert kind_factor("tests/test_errors.py", plain) == TEST_FACTOR
+    assert kind_factor("tests/test_errors.py", query_evidence(parse("tests for errors"))) == 1.0
+    for path in ("pkg/errors_test.go", "src/__tests__/a.ts", "src/a.spec.ts", "spec/models/user_spec.rb",
+                 "src/test/java/FooTest.java", "Tests/VaporTests/RouteTests.swift", "test_http.py"):
+        assert is_test_path(path), path
+    for path in ("src/testing_utils_not.py", "lib/attest.rb", "src/contest.go", "latest/x.py"):
+        assert not is_test_path(path), path
+
+
+def test_a_files_best_chunk_gains_from_its_runner_up():
+    support = file_support([("a", 1, 0.5), ("a", 2, 0.7), ("a", 3, 0.2), ("b", 4, 0.9)])
+    assert support == {2: 0.5}
+
+
+def test_windows_of_one_definition_fold_into_the_best_one():
+    ranked = [("f", 100, 140), ("g", 1, 30), ("f", 1, 41), (None, 1, 5), (None, 6, 9), ("f", 41, 81)]
+    folded: list[tuple] = []
+    kept = merge_units(ranked, lambda r: r[0], lambda k, d: folded.append((k, d)))
+    assert kept == [("f", 100, 140), ("g", 1, 30), (None, 1, 5), (None, 6, 9)]
+    assert folded == [(("f", 100, 140), ("f", 1, 41)), (("f", 100, 140), ("f", 41, 81))]
+
+
+# --- on a real index ------------------------------------------------------------------------------
+
+_ERRORS_TS = '''/**
+ * Errors thrown by the client when a request fails.
+ */
+export class HTTPError extends Error {
+  public response: Response;
+  public request: Request;
+
+  constructor(response: Response, request: Request) {
+    const status = `${response.status} ${response.statusText}`;
+    super(`Request failed with status code ${status}`);
+    this.name = "HTTPError";
+    this.response = response;
+    this.request = request;
+  }
+}
+
+export class TimeoutError extends Error {
+  constructor(public request: Request) {
+    super("Request timed out");
+    this.name = "TimeoutError";
+  }
+}
+'''
+
+_README = '''# ky-like client
+
+## HTTPError
+
+Thrown for responses with a status code outside the 2xx range. The error has a `response` property.
+
+## TimeoutError
+
+The error thrown when the request times out.
+
+## Retry
+
+Failed requests are retried with exponential backoff.
+'''
+
+_ERRORS_TEST = '''import { HTTPError } from "../src/errors";
+
+test("HTTPError carries the response", () => {
+  const response = new Response("", { status: 500 });
+  const error = new HTTPError(response, new Request("https://example.com"));
+  expect(error.response.status).toBe(500);
+  expect(error.name).toBe("HTTPError");
+});
+'''
+
+_LEGACY_TS = '''import { HTTPError } from "./errors";
+
+/** The old factory, kept for callers of version 1. */
+export function httpError(response: Response, request: Request): HTTPError {
+  return new HTTPError(response, request);
+}
+'''
+
+_RETRY_TS = "export function computeDelay(attempt: number, base: number): number {\n" + "".join(
+    f"  // step {i}: the delay grows with each failed attempt, capped by the limit\n"
+    f"  const part{i} = Math.min(base * 2 ** attempt, {1000 + i});\n" for i in range(60)) + "  return base;\n}\n"
+
+
+@pytest.fixture(scope="module")
+def ranked_repo(tmp_path_factory, embedder):
+    root = tmp_path_factory.mktemp("ranking") / "client"
+    for path, text in {"src/errors.ts": _ERRORS_TS, "README.md": _README, "test/errors.test.ts": _ERRORS_TEST,
+                       "src/retry.ts": _RETRY_TS, "src/legacy.ts": _LEGACY_TS}.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    store = Store(tmp_path_factory.mktemp("ranking-db") / "index.db")
+    Indexer(store, embedder).index(root)
+    yield Searcher(store, embedder), root
+    store.close()
+
+
+def _search(ranked_repo, query: str, k: int = 10):
+    searcher, root = ranked_repo
+    return searcher.search(SearchRequest(query, roots=(str(root),), k=k, record_history=False)).results
+
+
+def test_the_class_a_user_names_outranks_the_readme_heading_and_the_test(ranked_repo):
+    results = _search(ranked_repo, "HTTPError")
+    assert (results[0].path, results[0].symbol_name) == ("src/errors.ts", "HTTPError")
+    # `httpError` is named too, but not as typed: second, still in the tier of named definitions
+    assert (results[1].symbol_name, results[0].score > results[1].score >= 0.9) == ("httpError", True)
+    words = _search(ranked_repo, "error thrown when a response has a failing status code")
+    assert words[0].path == "src/errors.ts"
+
+
+def test_a_long_function_is_one_result_not_one_per_window(ranked_repo):
+    results = _search(ranked_repo, "delay grows with each failed attempt", k=20)
+    windows = [r for r in results if r.symbol_name == "computeDelay"]
+    assert len(windows) == 1 and results[0].symbol_name == "computeDelay"
+
+
+@pytest.mark.parametrize("query", ["HTTPError", "delay grows with each failed attempt", "request timed out",
+                                   "errors"])
+def test_the_first_n_results_do_not_depend_on_k(ranked_repo, searcher_on_mixed, query):
+    for search in (lambda k: _search(ranked_repo, query, k), searcher_on_mixed(query)):
+        many = [(r.path, r.start_line, r.score) for r in search(30)]
+        for k in (1, 3, 5, 10):
+            assert [(r.path, r.start_line, r.score) for r in search(k)] == many[:k], (query, k)
+
+
+@pytest.fixture(scope="module")
+def searcher_on_mixed(mixed_index, mixed_root, embedder, tmp_path_factory):
+    import shutil
+
+    db = tmp_path_factory.mktemp("ranking-mixed") / "index.db"
+    shutil.copy(mixed_index[0], db)
+    store = Store(db)
+    searcher = Searcher(store, embedder)
+
+    def for_query(query: str):
+        return lambda k: searcher.search(SearchRequest(query, roots=(str(mixed_root),), k=k,
+                                                       record_history=False)).results
+
+    yield for_query
+    store.close()
