@@ -73,8 +73,12 @@ def engine_config(args: argparse.Namespace, settings: AppSettings) -> EngineConf
     """The engine's configuration: command-line options first, then the user's saved settings."""
     db = Path(args.db).expanduser() if args.db else default_db_path()
     provider = args.provider if args.provider != "auto" else settings.provider
-    return EngineConfig(db, model_dir=args.model_dir or settings.model_dir, provider=provider,
-                        index_options=IndexOptions(selection=SelectionOptions(max_file_size=settings.max_file_size)))
+    return EngineConfig(
+        db,
+        model_dir=args.model_dir or settings.model_dir,
+        provider=provider,
+        index_options=IndexOptions(selection=SelectionOptions(max_file_size=settings.max_file_size)),
+    )
 
 
 async def _open_at_start(window: MainWindow, config: EngineConfig, args: argparse.Namespace) -> None:

@@ -46,13 +46,24 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_common(p: argparse.ArgumentParser, top: bool = False) -> None:
     # --db works before or after the subcommand; SUPPRESS keeps a later default from overwriting it.
-    p.add_argument("--db", type=Path, default=None if top else argparse.SUPPRESS,
-                   help="index database file (default: $QUARRY_DB or the per-user data directory)")
-    p.add_argument("--model-dir", type=Path, default=None if top else argparse.SUPPRESS,
-                   help="a folder with model.onnx, tokenizer.json and quarry-model.json to use instead "
-                        "of the bundled model")
-    p.add_argument("--provider", choices=("auto", "cpu", "cuda", "coreml"), default="auto" if top
-                   else argparse.SUPPRESS, help="ONNX execution provider preference")
+    p.add_argument(
+        "--db",
+        type=Path,
+        default=None if top else argparse.SUPPRESS,
+        help="index database file (default: $QUARRY_DB or the per-user data directory)",
+    )
+    p.add_argument(
+        "--model-dir",
+        type=Path,
+        default=None if top else argparse.SUPPRESS,
+        help="a folder with model.onnx, tokenizer.json and quarry-model.json to use instead of the bundled model",
+    )
+    p.add_argument(
+        "--provider",
+        choices=("auto", "cpu", "cuda", "coreml"),
+        default="auto" if top else argparse.SUPPRESS,
+        help="ONNX execution provider preference",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,9 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--root", type=Path, help="(GUI) project folder to open (also `quarry FOLDER`)")
     parser.add_argument("--query", help="(GUI) query to run at start")
     parser.add_argument("--screenshot", type=Path, help="(GUI) save a PNG of the window and exit")
-    parser.add_argument("--install-desktop-entry", action="store_true",
-                        help="add Quarry to this user's applications menu and to \"Open with\" for folders, "
-                             "then exit")
+    parser.add_argument(
+        "--install-desktop-entry",
+        action="store_true",
+        help='add Quarry to this user\'s applications menu and to "Open with" for folders, then exit',
+    )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     p = sub.add_parser("index", help="index a folder (a main scope, or a worktree scope)")
@@ -72,11 +85,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a stats object on stdout at the end")
     p.add_argument("--max-file-size", type=int, default=512 * 1024, help="skip files larger than this (bytes)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p.add_argument("--watch", action="store_true", help="after indexing, keep the index in step with file changes "
-                                                         "until interrupted (Ctrl+C)")
-    p.add_argument("--rebuild", action="store_true",
-                   help="if the index database is damaged, not a database or from a newer Quarry, move it aside "
-                        "(to FILE.broken-DATE-TIME) and build a fresh one")
+    p.add_argument(
+        "--watch",
+        action="store_true",
+        help="after indexing, keep the index in step with file changes until interrupted (Ctrl+C)",
+    )
+    p.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="if the index database is damaged, not a database or from a newer Quarry, move it aside "
+        "(to FILE.broken-DATE-TIME) and build a fresh one",
+    )
 
     p = sub.add_parser("search", help="search an indexed folder")
     _add_common(p)
@@ -92,14 +111,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--symbol-type", action="append", default=[], help="only this symbol type (repeatable)")
     p.add_argument("--symbol", action="append", default=[], help="only chunks defining this symbol name")
     p.add_argument("--min-score", type=float, default=0.0, help="drop results scoring below this (0..1)")
-    p.add_argument("--changed", action="store_true",
-                   help="in a worktree: only files that differ from the main repository")
+    p.add_argument(
+        "--changed", action="store_true", help="in a worktree: only files that differ from the main repository"
+    )
     p.add_argument("--context", type=int, default=0, help="lines of context above and below each result")
-    p.add_argument("--overlap", type=float, default=0.5,
-                   help="merge same-file results overlapping more than this share (0..1]")
+    p.add_argument(
+        "--overlap", type=float, default=0.5, help="merge same-file results overlapping more than this share (0..1]"
+    )
     p.add_argument("--rerank", choices=("code", "none"), default="code", help="reranking preset")
-    p.add_argument("--weights", default="", help="override rerank weights of the preset, e.g. "
-                   "'similarity=1,symbol=0.05,chunk_type=0.03,recency=0.02,private=0.05'")
+    p.add_argument(
+        "--weights",
+        default="",
+        help="override rerank weights of the preset, e.g. "
+        "'similarity=1,symbol=0.05,chunk_type=0.03,recency=0.02,private=0.05'",
+    )
     p.add_argument("--json", action="store_true", help="print JSON (one object per query)")
 
     p = sub.add_parser("scopes", help="list indexed scopes, or `scopes remove PATH`")
@@ -149,8 +174,9 @@ def _require_text(argv: Sequence[str]) -> None:
             arg.encode("utf-8")
         except UnicodeEncodeError:
             shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-            raise UsageError(f"the argument '{shown}' is not valid UTF-8 text; set your terminal to UTF-8 "
-                             "and type it again") from None
+            raise UsageError(
+                f"the argument '{shown}' is not valid UTF-8 text; set your terminal to UTF-8 and type it again"
+            ) from None
 
 
 def _fail(message: str, code: int) -> int:
@@ -169,7 +195,7 @@ def _folder_as_root(argv: list[str]) -> list[str]:
         return argv
     if len(folders) > 1:
         print(f"quarry: opening {folders[0]}; Quarry opens one folder at a time", file=sys.stderr)
-    return ["--root", folders[0], *argv[len(folders):]]
+    return ["--root", folders[0], *argv[len(folders) :]]
 
 
 def _db_path(args: argparse.Namespace) -> Path:
@@ -182,17 +208,21 @@ def _worker(args: argparse.Namespace, index_options: IndexOptions | None = None)
     except StoreError as exc:  # a bad setting is bad input: exit 2, before anything is opened
         raise UsageError(str(exc)) from exc
     if args.model_dir is not None and not args.model_dir.expanduser().is_dir():
-        raise UsageError(f"--model-dir {args.model_dir} is not a folder; give the folder holding model.onnx, "
-                         "tokenizer.json and quarry-model.json")
+        raise UsageError(
+            f"--model-dir {args.model_dir} is not a folder; give the folder holding model.onnx, "
+            "tokenizer.json and quarry-model.json"
+        )
     db = _db_path(args)
     if db.is_dir():
         raise UsageError(f"{db} is a folder, not an index database; pass a file path with --db")
-    config = EngineConfig(db, model_dir=args.model_dir, provider=args.provider,
-                          index_options=index_options or IndexOptions())
+    config = EngineConfig(
+        db, model_dir=args.model_dir, provider=args.provider, index_options=index_options or IndexOptions()
+    )
     return Worker(config).start()
 
 
 # --- index ------------------------------------------------------------------------------------
+
 
 def _cmd_index(args: argparse.Namespace) -> int:
     if args.max_file_size <= 0:
@@ -227,8 +257,12 @@ def _move_aside_if_unusable(db: Path) -> None:
         check_store(db)
     except StoreUnusable as exc:
         moved = move_aside(db)
-        print(f"quarry: {db} {exc.reason}: moved it aside to {moved} and building a fresh index "
-              "(other folders indexed in it need `quarry index` again)", file=sys.stderr, flush=True)
+        print(
+            f"quarry: {db} {exc.reason}: moved it aside to {moved} and building a fresh index "
+            "(other folders indexed in it need `quarry index` again)",
+            file=sys.stderr,
+            flush=True,
+        )
     else:
         print(f"quarry: {db} is a healthy index; nothing was moved aside", file=sys.stderr, flush=True)
 
@@ -256,9 +290,11 @@ def _print_stats(stats, as_json: bool) -> None:
         skipped = ", ".join(f"{n} {r}" for r, n in sorted(stats.skipped.items())) or "none"
         kind = f"worktree scope of {stats.parent_root}" if stats.scope_type == "worktree" else "main scope"
         copied = f", {stats.files_copied} files shared with the main scope" if stats.files_copied else ""
-        print(f"{'cancelled' if stats.cancelled else 'indexed'} {stats.root} ({kind}): {stats.files_indexed} files, "
-              f"{stats.chunks_total} chunks ({stats.chunks_embedded} embedded{copied}) in {stats.seconds:.1f}s "
-              f"on {stats.provider or 'no model run'}; skipped: {skipped}")
+        print(
+            f"{'cancelled' if stats.cancelled else 'indexed'} {stats.root} ({kind}): {stats.files_indexed} files, "
+            f"{stats.chunks_total} chunks ({stats.chunks_embedded} embedded{copied}) in {stats.seconds:.1f}s "
+            f"on {stats.provider or 'no model run'}; skipped: {skipped}"
+        )
         for wt in stats.worktrees:
             if not wt["indexed"]:
                 print(f"  linked worktree not indexed yet: {wt['path']}  (quarry index {wt['path']})")
@@ -272,8 +308,10 @@ class _ProgressPrinter:
         self._tty = sys.stderr.isatty()
 
     def __call__(self, p: Progress) -> None:
-        line = (f"{p.phase}: {p.files_done}/{p.files_total} files, {p.bytes_done / 1e6:.1f}/"
-                f"{p.bytes_total / 1e6:.1f} MB, {p.chunks_embedded} chunks embedded ({p.chunks_per_s:.1f}/s)")
+        line = (
+            f"{p.phase}: {p.files_done}/{p.files_total} files, {p.bytes_done / 1e6:.1f}/"
+            f"{p.bytes_total / 1e6:.1f} MB, {p.chunks_embedded} chunks embedded ({p.chunks_per_s:.1f}/s)"
+        )
         if p.eta_s:
             line += f", about {p.eta_s:.0f}s left"
         print(("\r\033[K" if self._tty else "") + line, end="" if self._tty else "\n", file=sys.stderr, flush=True)
@@ -285,22 +323,37 @@ class _ProgressPrinter:
 
 # --- search -----------------------------------------------------------------------------------
 
+
 def _cmd_search(args: argparse.Namespace) -> int:
     queries = _queries(args)
     if not args.root and not args.all_scopes:
         raise UsageError("say which indexed folder to search with --root PATH (or use --all-scopes)")
     if args.root and args.all_scopes:
         raise UsageError("give either --root PATH or --all-scopes, not both")
-    filters = SearchFilters(languages=tuple(args.lang), chunk_types=tuple(args.chunk_type),
-                            symbol_types=tuple(args.symbol_type), symbol_names=tuple(args.symbol),
-                            globs=tuple(args.glob), min_score=args.min_score, changed_only=args.changed)
+    filters = SearchFilters(
+        languages=tuple(args.lang),
+        chunk_types=tuple(args.chunk_type),
+        symbol_types=tuple(args.symbol_type),
+        symbol_names=tuple(args.symbol),
+        globs=tuple(args.glob),
+        min_score=args.min_score,
+        changed_only=args.changed,
+    )
     rerank = _weights(CODE_SEARCH_PRESET if args.rerank == "code" else NO_RERANK, args.weights)
     worker = _worker(args)
     try:
         for query in queries:
-            request = SearchRequest(query=query, roots=tuple(str(r) for r in args.root), all_scopes=args.all_scopes,
-                                    k=args.k, mode=args.mode, filters=filters, context=args.context,
-                                    overlap_threshold=args.overlap, rerank=rerank)
+            request = SearchRequest(
+                query=query,
+                roots=tuple(str(r) for r in args.root),
+                all_scopes=args.all_scopes,
+                k=args.k,
+                mode=args.mode,
+                filters=filters,
+                context=args.context,
+                overlap_threshold=args.overlap,
+                rerank=rerank,
+            )
             response = worker.search(request).result()
             if args.json:
                 print(json.dumps(response.to_dict(with_context=args.context > 0)), flush=True)
@@ -311,8 +364,13 @@ def _cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-_WEIGHT_FIELDS = {"similarity": "similarity_weight", "symbol": "symbol_boost", "chunk_type": "chunk_type_boost",
-                  "recency": "recency_boost", "private": "private_penalty"}
+_WEIGHT_FIELDS = {
+    "similarity": "similarity_weight",
+    "symbol": "symbol_boost",
+    "chunk_type": "chunk_type_boost",
+    "recency": "recency_boost",
+    "private": "private_penalty",
+}
 
 
 def _weights(preset: RerankOptions, spec: str) -> RerankOptions:
@@ -369,12 +427,14 @@ def _print_response(response, with_context: bool) -> None:
 
 # --- scopes and history ----------------------------------------------------------------------------
 
+
 def _cmd_scopes(args: argparse.Namespace) -> int:
     if args.action == "remove" and args.path is None:
         raise UsageError("say which scope to remove: quarry scopes remove PATH")
     if args.action == "list" and args.path is not None:
-        raise UsageError(f"`quarry scopes` lists every scope and takes no PATH; to drop {args.path} use "
-                         "`quarry scopes remove PATH`")
+        raise UsageError(
+            f"`quarry scopes` lists every scope and takes no PATH; to drop {args.path} use `quarry scopes remove PATH`"
+        )
     worker = _worker(args)
     try:
         if args.action == "remove":
@@ -385,19 +445,30 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
     finally:
         worker.close()
     roots = {s.scope.id: s.scope.root for s in scopes}
-    rows = [{"id": s.scope.id, "type": s.scope.type, "root": s.scope.root, "parent": s.scope.parent_id,
-             "files": s.files, "chunks": s.chunks, "last_indexed_at": _iso(s.scope.last_indexed_at),
-             "stale": s.scope.type == "worktree" and not is_known_worktree(Path(s.scope.root),
-                                                                            Path(roots[s.scope.parent_id]))}
-            for s in scopes]
+    rows = [
+        {
+            "id": s.scope.id,
+            "type": s.scope.type,
+            "root": s.scope.root,
+            "parent": s.scope.parent_id,
+            "files": s.files,
+            "chunks": s.chunks,
+            "last_indexed_at": _iso(s.scope.last_indexed_at),
+            "stale": s.scope.type == "worktree"
+            and not is_known_worktree(Path(s.scope.root), Path(roots[s.scope.parent_id])),
+        }
+        for s in scopes
+    ]
     if args.json:
         print(json.dumps(rows))
     elif not rows:
         print("no scopes indexed yet; run `quarry index PATH`")
     else:
         for r in rows:
-            print(f"{r['type']:8} {r['root']}  {r['files']} files, {r['chunks']} chunks, "
-                  f"indexed {r['last_indexed_at'] or 'never (incomplete)'}")
+            print(
+                f"{r['type']:8} {r['root']}  {r['files']} files, {r['chunks']} chunks, "
+                f"indexed {r['last_indexed_at'] or 'never (incomplete)'}"
+            )
             if r["stale"]:
                 print(f"         git no longer knows this worktree; remove it with: quarry scopes remove {r['root']}")
     return 0
@@ -416,8 +487,10 @@ def _cmd_history(args: argparse.Namespace) -> int:
     else:
         for e in entries:
             top = f"{e.top_score:.3f}" if e.top_score is not None else "-"
-            print(f"{_iso(e.at)}  {e.mode:8} {e.result_count:3} results  top {top}  {e.duration_ms:7.1f} ms  "
-                  f"{e.query}  [{e.scope_root}]")
+            print(
+                f"{_iso(e.at)}  {e.mode:8} {e.result_count:3} results  top {top}  {e.duration_ms:7.1f} ms  "
+                f"{e.query}  [{e.scope_root}]"
+            )
     return 0
 
 

@@ -85,13 +85,16 @@ def install(data_dir: Path, command: Sequence[str]) -> list[Path]:
 def install_for_current_user() -> int:
     """`quarry --install-desktop-entry`: install, say what was written, return the exit status."""
     if sys.platform in ("darwin", "win32"):
-        print("quarry: --install-desktop-entry is for Linux desktops; on macOS drag Quarry.app to Applications, "
-              "on Windows run QuarrySetup", file=sys.stderr)
+        print(
+            "quarry: --install-desktop-entry is for Linux desktops; on macOS drag Quarry.app to Applications, "
+            "on Windows run QuarrySetup",
+            file=sys.stderr,
+        )
         return 2
     command = launch_command()
     for path in install(data_home(), command):
         print(f"wrote {path}")
-    print(f"Quarry is in the applications menu and in \"Open with\" for folders; it starts with: {exec_value(command)}")
+    print(f'Quarry is in the applications menu and in "Open with" for folders; it starts with: {exec_value(command)}')
     return 0
 
 

@@ -6,8 +6,13 @@ import os
 import subprocess
 from pathlib import Path
 
-_ENV = {**os.environ, "GIT_AUTHOR_NAME": "Quarry Test", "GIT_AUTHOR_EMAIL": "test@quarry.invalid",
-        "GIT_COMMITTER_NAME": "Quarry Test", "GIT_COMMITTER_EMAIL": "test@quarry.invalid"}
+_ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "Quarry Test",
+    "GIT_AUTHOR_EMAIL": "test@quarry.invalid",
+    "GIT_COMMITTER_NAME": "Quarry Test",
+    "GIT_COMMITTER_EMAIL": "test@quarry.invalid",
+}
 
 
 def git(cwd: Path, *args: str) -> str:

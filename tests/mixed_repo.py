@@ -46,7 +46,7 @@ def parse_invoice_total(payload):
     return sum(item["quantity"] * item["unit_price"] for item in lines)
 '''
 
-PY_CACHE = '''from collections import OrderedDict
+PY_CACHE = """from collections import OrderedDict
 
 
 class LRUCache:
@@ -66,9 +66,9 @@ class LRUCache:
         if len(self._data) > self.capacity:
             # evict the least recently used entry
             self._data.popitem(last=False)
-'''
+"""
 
-RUST_CLI = '''use std::env;
+RUST_CLI = """use std::env;
 use std::process;
 
 /// Command-line options for the converter.
@@ -107,9 +107,9 @@ fn main() {
         println!("converting {}", options.input);
     }
 }
-'''
+"""
 
-RUST_MATRIX = '''/// A dense matrix of f64 values stored row by row.
+RUST_MATRIX = """/// A dense matrix of f64 values stored row by row.
 pub struct Matrix {
     rows: usize,
     cols: usize,
@@ -146,9 +146,9 @@ impl Matrix {
         out
     }
 }
-'''
+"""
 
-TS_DEBOUNCE = '''export function debounce<T extends (...args: any[]) => void>(fn: T, waitMs: number): T {
+TS_DEBOUNCE = """export function debounce<T extends (...args: any[]) => void>(fn: T, waitMs: number): T {
   let timer: ReturnType<typeof setTimeout> | undefined;
   return ((...args: any[]) => {
     if (timer !== undefined) {
@@ -175,9 +175,9 @@ export class SearchBox {
     }
   }
 }
-'''
+"""
 
-TS_AUTH = '''export interface Session {
+TS_AUTH = """export interface Session {
   userId: string;
   expiresAt: number;
 }
@@ -193,9 +193,9 @@ export async function refreshAccessToken(refreshToken: string): Promise<Session>
   }
   return (await response.json()) as Session;
 }
-'''
+"""
 
-README = '''# Billing tools
+README = """# Billing tools
 
 A set of small utilities used by the billing team.
 
@@ -207,24 +207,40 @@ Run `pip install -r requirements.txt` and copy `config.example.toml` to `config.
 
 Deploy to the staging cluster with `make deploy-staging`; production deploys need a second reviewer
 and run from the release branch only.
-'''
+"""
 
-LATIN1 = "# Fichier de configuration écrit par un éditeur ancien\n" \
-         "def calculer_moyenne(valeurs):\n    # moyenne arithmétique des valeurs données\n" \
-         "    return sum(valeurs) / len(valeurs)\n"
+LATIN1 = (
+    "# Fichier de configuration écrit par un éditeur ancien\n"
+    "def calculer_moyenne(valeurs):\n    # moyenne arithmétique des valeurs données\n"
+    "    return sum(valeurs) / len(valeurs)\n"
+)
 
 
 def _png() -> bytes:
     raw = b"\x00\xff\x00\x00" * 4
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
 
 
 # Paths (relative) that must end up indexed, and the ones that must not.
-INDEXED = {"src/http_client.py", "src/cache.py", "src/legacy_latin1.py", "cli/src/main.rs", "cli/src/matrix.rs",
-           "web/debounce.ts", "web/auth.ts", "README.md"}
+INDEXED = {
+    "src/http_client.py",
+    "src/cache.py",
+    "src/legacy_latin1.py",
+    "cli/src/main.rs",
+    "cli/src/matrix.rs",
+    "web/debounce.ts",
+    "web/auth.ts",
+    "README.md",
+}
 
 
 def build(root: Path) -> Path:

@@ -27,15 +27,24 @@ sys.exit(cli.main(sys.argv[1:]))
 """
 
 
-def quarry(*args, env: dict | None = None, preexec_fn: Callable[[], None] | None = None,
-           timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([*QUARRY, *map(str, args)], capture_output=True, text=True, cwd=REPO, timeout=timeout,
-                          env={**os.environ, **(env or {})}, preexec_fn=preexec_fn)
+def quarry(
+    *args, env: dict | None = None, preexec_fn: Callable[[], None] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*QUARRY, *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        preexec_fn=preexec_fn,
+    )
 
 
 def quarry_as_nobody(*args, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", _AS_NOBODY, *map(str, args)], capture_output=True, text=True,
-                          cwd=REPO, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-c", _AS_NOBODY, *map(str, args)], capture_output=True, text=True, cwd=REPO, timeout=timeout
+    )
 
 
 def one_line_error(proc: subprocess.CompletedProcess, code: int, *fragments: str) -> str:
@@ -66,18 +75,30 @@ def check_invariants(db: Path, *, blank_files: bool = False) -> int:
     """
     conn = open_connection(db)
     try:
+
         def scalar(sql: str) -> int:
             return conn.execute(sql).fetchall()[0][0]
 
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         if not blank_files:
-            assert scalar("SELECT count(*) FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
-                          "(SELECT 1 FROM file_chunk fc WHERE fc.file_id = f.id)") == 0
-        assert scalar("SELECT count(*) FROM file_chunk fc WHERE NOT EXISTS "
-                      "(SELECT 1 FROM chunk c WHERE c.id = fc.chunk_id)") == 0
+            assert (
+                scalar(
+                    "SELECT count(*) FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
+                    "(SELECT 1 FROM file_chunk fc WHERE fc.file_id = f.id)"
+                )
+                == 0
+            )
+        assert (
+            scalar(
+                "SELECT count(*) FROM file_chunk fc WHERE NOT EXISTS (SELECT 1 FROM chunk c WHERE c.id = fc.chunk_id)"
+            )
+            == 0
+        )
         for (table,) in conn.execute("SELECT vector_table FROM model").fetchall():
-            assert scalar(f"SELECT count(*) FROM chunk c WHERE NOT EXISTS "
-                          f"(SELECT 1 FROM {table} v WHERE v.rowid = c.id)") == 0
+            assert (
+                scalar(f"SELECT count(*) FROM chunk c WHERE NOT EXISTS (SELECT 1 FROM {table} v WHERE v.rowid = c.id)")
+                == 0
+            )
         assert scalar("SELECT count(*) FROM (SELECT id FROM fts_docsize EXCEPT SELECT id FROM file_chunk)") == 0
         assert scalar("SELECT count(*) FROM fts_docsize") == scalar("SELECT count(*) FROM file_chunk")
         return scalar("SELECT count(*) FROM file WHERE status = 'indexed'")

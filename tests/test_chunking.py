@@ -41,18 +41,19 @@ def check_invariants(text: str, chunks: list[Chunk], max_tokens: int) -> None:
     covered: set[int] = set()
     for chunk in chunks:
         assert 1 <= chunk.start_line <= chunk.end_line <= len(lines), chunk
-        assert chunk.text == "\n".join(lines[chunk.start_line - 1:chunk.end_line])
+        assert chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
         assert lines[chunk.start_line - 1].strip() and lines[chunk.end_line - 1].strip(), chunk
         assert chunk.chunk_type in CHUNK_TYPES
-        assert chunk.token_count == sum(counts[chunk.start_line - 1:chunk.end_line])
+        assert chunk.token_count == sum(counts[chunk.start_line - 1 : chunk.end_line])
         assert chunk.token_count <= max_tokens or chunk.start_line == chunk.end_line, chunk
         covered.update(range(chunk.start_line, chunk.end_line + 1))
     uncovered = [row for row, line in enumerate(lines, 1) if line.strip() and row not in covered]
     assert not uncovered
 
 
-def chunks_of(source: str, language: str, rel_path: str = "src/file", max_tokens: int = 256,
-              overlap_tokens: int = 32) -> list[Chunk]:
+def chunks_of(
+    source: str, language: str, rel_path: str = "src/file", max_tokens: int = 256, overlap_tokens: int = 32
+) -> list[Chunk]:
     text = textwrap.dedent(source).lstrip("\n")
     chunks = chunk_file(text, language, rel_path, count_tokens, max_tokens, overlap_tokens)
     check_invariants(text, chunks, max_tokens)
@@ -61,8 +62,11 @@ def chunks_of(source: str, language: str, rel_path: str = "src/file", max_tokens
 
 def symbols(chunks: list[Chunk]) -> list[tuple]:
     """(name, symbol type, parent, start, end) of each named chunk, in file order."""
-    return [(c.symbol_name, c.symbol_type, c.parent_symbol, c.start_line, c.end_line)
-            for c in chunks if c.symbol_name is not None]
+    return [
+        (c.symbol_name, c.symbol_type, c.parent_symbol, c.start_line, c.end_line)
+        for c in chunks
+        if c.symbol_name is not None
+    ]
 
 
 # ---- python ----------------------------------------------------------------------------------------
@@ -125,8 +129,12 @@ def test_python_class_too_big_is_opened_into_type_and_method_chunks():
 
 def test_python_class_is_split_into_header_and_methods():
     chunks = chunks_of(PYTHON, "python", "shapes.py")
-    assert symbols(chunks) == [("Rectangle", "class", None, 9, 16), ("area", "method", "Rectangle", 18, 20),
-                               ("diagonal", "method", "Rectangle", 22, 26), ("circle_area", "function", None, 29, 31)]
+    assert symbols(chunks) == [
+        ("Rectangle", "class", None, 9, 16),
+        ("area", "method", "Rectangle", 18, 20),
+        ("diagonal", "method", "Rectangle", 22, 26),
+        ("circle_area", "function", None, 29, 31),
+    ]
 
 
 def test_python_nested_classes_give_dotted_parents():
@@ -150,25 +158,32 @@ def test_python_nested_classes_give_dotted_parents():
     '''
     chunks = chunks_of(source, "python", max_tokens=40)
     assert [s[:3] for s in symbols(chunks)] == [
-        ("Outer", "class", None), ("Inner", "class", "Outer"), ("step", "method", "Outer.Inner"),
-        ("reset", "method", "Outer.Inner"), ("run", "method", "Outer")]
+        ("Outer", "class", None),
+        ("Inner", "class", "Outer"),
+        ("step", "method", "Outer.Inner"),
+        ("reset", "method", "Outer.Inner"),
+        ("run", "method", "Outer"),
+    ]
 
 
 def test_adjacent_small_functions_are_not_merged():
     source = "def one():\n    return 1\n\ndef two():\n    return 2\n\ndef three():\n    return 3\n"
     chunks = chunks_of(source, "python")
-    assert symbols(chunks) == [("one", "function", None, 1, 2), ("two", "function", None, 4, 5),
-                               ("three", "function", None, 7, 8)]
+    assert symbols(chunks) == [
+        ("one", "function", None, 1, 2),
+        ("two", "function", None, 4, 5),
+        ("three", "function", None, 7, 8),
+    ]
 
 
 def test_comment_only_stretch_is_a_comment_chunk():
-    source = '''
+    source = """
     # Copyright the authors.
     # Licensed under the Apache License, Version 2.0.
 
     def main():
         return 0
-    '''
+    """
     chunks = chunks_of(source, "python")
     assert [(c.chunk_type, c.start_line, c.end_line) for c in chunks] == [("comment", 1, 2), ("function", 4, 5)]
 
@@ -179,22 +194,23 @@ def test_long_function_is_split_into_overlapping_windows_of_one_symbol():
     chunks = chunks_of(source, "python", max_tokens=96, overlap_tokens=24)
     windows = [c for c in chunks if c.symbol_name == "accumulate"]
     assert len(windows) > 3
-    assert all(c.symbol_type == "function" and c.chunk_type == "function" and c.parent_symbol is None
-               for c in windows)
+    assert all(c.symbol_type == "function" and c.chunk_type == "function" and c.parent_symbol is None for c in windows)
     assert all(c.token_count <= 96 for c in windows)
     assert windows[0].start_line == 4  # the decorator, right before the signature
     assert windows[-1].end_line == source.count("\n")
     for before, after in zip(windows, windows[1:], strict=False):
         assert after.start_line <= before.end_line  # overlapping
         assert after.start_line > before.start_line
-        overlap = "\n".join(source.split("\n")[after.start_line - 1:before.end_line])
+        overlap = "\n".join(source.split("\n")[after.start_line - 1 : before.end_line])
         assert sum(count_tokens(overlap.split("\n"))) <= 24
 
 
 def test_long_method_windows_keep_their_class_as_parent():
     body = "\n".join(f"        self.values.append(transform(row_{i}, scale={i}))" for i in range(40))
-    source = f"class Loader:\n    def load(self, rows):\n{body}\n        return self.values\n\n" \
-             f"    def clear(self):\n        self.values = []\n\n\nend = 10\n"
+    source = (
+        f"class Loader:\n    def load(self, rows):\n{body}\n        return self.values\n\n"
+        f"    def clear(self):\n        self.values = []\n\n\nend = 10\n"
+    )
     chunks = chunks_of(source, "python", max_tokens=128)
     load = [c for c in chunks if c.symbol_name == "load"]
     assert len(load) > 2 and {(c.symbol_type, c.parent_symbol) for c in load} == {("method", "Loader")}
@@ -223,7 +239,7 @@ def test_whitespace_only_file_gives_no_chunks():
 
 # ---- the other grammars ----------------------------------------------------------------------------
 
-JAVASCRIPT = '''
+JAVASCRIPT = """
 import { readFile } from "node:fs/promises";
 
 // Caches parsed files by path so that each one is read and parsed only once.
@@ -252,7 +268,7 @@ export const parseLine = (line) => line.split(",").map((field) => field.trim());
 function* range(start, end) {
   for (let i = start; i < end; i++) yield i;
 }
-'''
+"""
 
 
 def test_javascript():
@@ -267,7 +283,7 @@ def test_javascript():
     ]
 
 
-TYPESCRIPT = '''
+TYPESCRIPT = """
 import { Injectable } from "@angular/core";
 
 export interface Shape {
@@ -300,7 +316,7 @@ namespace Geometry {
     return Math.abs(a - b);
   }
 }
-'''
+"""
 
 
 def test_typescript():
@@ -315,8 +331,16 @@ def test_typescript():
         ("Geometry", "namespace", None, 28, 28),
         ("distance", "function", "Geometry", 29, 32),
     ]
-    assert [c.chunk_type for c in chunks if c.symbol_name] == ["type", "type", "type", "function", "function",
-                                                                "function", "type", "function"]
+    assert [c.chunk_type for c in chunks if c.symbol_name] == [
+        "type",
+        "type",
+        "type",
+        "function",
+        "function",
+        "function",
+        "type",
+        "function",
+    ]
 
 
 def test_tsx_uses_the_tsx_grammar():
@@ -335,7 +359,7 @@ def test_tsx_uses_the_tsx_grammar():
     assert symbols(chunks) == [("ItemList", "function", None, 5, 7), ("Empty", "function", None, 9, 9)]
 
 
-RUST = '''
+RUST = """
 use std::fmt;
 
 /// A point in the plane.
@@ -365,7 +389,7 @@ impl fmt::Display for Point {
 pub fn midpoint(a: Point, b: Point) -> Point {
     Point { x: (a.x + b.x) / 2.0, y: (a.y + b.y) / 2.0 }
 }
-'''
+"""
 
 
 def test_rust():
@@ -381,7 +405,7 @@ def test_rust():
     ]
 
 
-GO = '''
+GO = """
 package server
 
 import "net/http"
@@ -405,7 +429,7 @@ func (s *Server) Start() error {
 func New(addr string) *Server {
 	return &Server{addr: addr, mux: http.NewServeMux()}
 }
-'''
+"""
 
 
 def test_go():
@@ -419,7 +443,7 @@ def test_go():
     assert chunks[0].text == 'package server\n\nimport "net/http"' and chunks[0].chunk_type == "code"
 
 
-JAVA = '''
+JAVA = """
 package com.example.shapes;
 
 import java.util.List;
@@ -448,7 +472,7 @@ public class Polygon implements Shape {
 
     enum Winding { CLOCKWISE, COUNTER_CLOCKWISE }
 }
-'''
+"""
 
 
 def test_java():
@@ -461,7 +485,7 @@ def test_java():
     ]
 
 
-CSHARP = '''
+CSHARP = """
 using System;
 
 namespace Shop.Billing
@@ -484,7 +508,7 @@ namespace Shop.Billing
         public void Add(Line line) => Lines.Add(line);
     }
 }
-'''
+"""
 
 
 def test_csharp():
@@ -499,19 +523,21 @@ def test_csharp():
 
 
 def test_csharp_file_scoped_namespace_is_the_parent():
-    source = '''
+    source = """
     namespace Shop.Billing;
 
     public class Invoice
     {
         public decimal Total() => 0;
     }
-    '''
-    assert symbols(chunks_of(source, "csharp", "Invoice.cs")) == [("Invoice", "class", "Shop.Billing", 3, 4),
-                                                                  ("Total", "method", "Shop.Billing.Invoice", 5, 6)]
+    """
+    assert symbols(chunks_of(source, "csharp", "Invoice.cs")) == [
+        ("Invoice", "class", "Shop.Billing", 3, 4),
+        ("Total", "method", "Shop.Billing.Invoice", 5, 6),
+    ]
 
 
-C_SOURCE = '''
+C_SOURCE = """
 #ifndef RING_H
 #define RING_H
 
@@ -538,7 +564,7 @@ ring_push(Ring *ring, unsigned char byte)
 }
 
 #endif
-'''
+"""
 
 
 def test_c():
@@ -551,7 +577,7 @@ def test_c():
     assert [(c.start_line, c.end_line) for c in chunks if c.symbol_name is None] == [(1, 4), (26, 26)]
 
 
-CPP = '''
+CPP = """
 #include <vector>
 
 namespace geo {
@@ -579,7 +605,7 @@ double PointList::length() const {
 }
 
 }  // namespace geo
-'''
+"""
 
 
 def test_cpp():
@@ -591,11 +617,13 @@ def test_cpp():
         ("add", "method", "geo.PointList", 10, 12),
         ("length", "method", "geo.PointList", 21, 27),  # defined out of class, as PointList::length
     ]
-    assert [(c.chunk_type, c.parent_symbol, c.start_line, c.end_line) for c in chunks if c.symbol_name is None] \
-        == [("code", None, 1, 1), ("code", "geo.PointList", 14, 19)]
+    assert [(c.chunk_type, c.parent_symbol, c.start_line, c.end_line) for c in chunks if c.symbol_name is None] == [
+        ("code", None, 1, 1),
+        ("code", "geo.PointList", 14, 19),
+    ]
 
 
-RUBY = '''
+RUBY = """
 require "json"
 
 module Inventory
@@ -618,7 +646,7 @@ end
 def restock(item, amount)
   item.count + amount
 end
-'''
+"""
 
 
 def test_ruby():
@@ -632,7 +660,7 @@ def test_ruby():
     ]
 
 
-PHP = '''
+PHP = """
 <?php
 
 namespace App\\Billing;
@@ -657,7 +685,7 @@ function format_price(float $amount): string
 {
     return number_format($amount, 2) . " EUR";
 }
-'''
+"""
 
 
 def test_php():
@@ -669,7 +697,7 @@ def test_php():
     ]
 
 
-BASH = '''
+BASH = """
 #!/usr/bin/env bash
 set -euo pipefail
 
@@ -684,7 +712,7 @@ function build {
 }
 
 build "$@"
-'''
+"""
 
 
 def test_bash():
@@ -693,7 +721,7 @@ def test_bash():
     assert [(c.start_line, c.end_line) for c in chunks if c.symbol_name is None] == [(1, 2), (14, 14)]
 
 
-KOTLIN = '''
+KOTLIN = """
 package com.example.cart
 
 import kotlinx.coroutines.flow.Flow
@@ -744,7 +772,7 @@ object Checkout {
 
 // An extension function is filed under the type it extends.
 fun CartRepository.totals(id: CartId): Flow<Long?> = observe(id).map { it?.total }
-'''
+"""
 
 
 def test_kotlin():
@@ -766,7 +794,7 @@ def test_kotlin():
     ]
 
 
-SWIFT = '''
+SWIFT = """
 import CoreGraphics
 
 /// Something that can be drawn on a canvas.
@@ -830,7 +858,7 @@ extension Canvas: CustomStringConvertible {
 func square(side: Double) -> Shape {
     .polygon([Point(), Point(x: side), Point(x: side, y: side), Point(y: side)])
 }
-'''
+"""
 
 
 def test_swift():
@@ -851,7 +879,7 @@ def test_swift():
     ]
 
 
-SCALA = '''
+SCALA = """
 package shop.billing
 
 import cats.{Applicative, Monoid}
@@ -901,7 +929,7 @@ enum Currency:
 
 extension (money: Money)
   def format: String = f"${money.cents / 100}%d.${money.cents % 100}%02d"
-'''
+"""
 
 
 def test_scala():
@@ -927,7 +955,7 @@ def test_scala():
     ]
 
 
-LUA = '''
+LUA = """
 --- Keeps a list of recently opened files.
 local Recent = {}
 Recent.__index = Recent
@@ -981,7 +1009,7 @@ end
 vim.api.nvim_create_autocmd("BufRead", { callback = on_open })
 
 return Recent
-'''
+"""
 
 
 def test_lua():
@@ -997,7 +1025,7 @@ def test_lua():
     assert [(c.start_line, c.end_line) for c in chunks if c.symbol_name is None] == [(1, 10), (51, 53)]
 
 
-HASKELL = '''
+HASKELL = """
 {-# LANGUAGE OverloadedStrings #-}
 -- | The stock of a small shop.
 module Shop.Inventory
@@ -1050,7 +1078,7 @@ isEmpty (Stock m)
 {-# INLINE (<+>) #-}
 (<+>) :: Stock -> Stock -> Stock
 (<+>) = (<>)
-'''
+"""
 
 
 def test_haskell():
@@ -1151,7 +1179,7 @@ def test_elixir():
     ]
 
 
-ZIG = '''
+ZIG = """
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 
@@ -1217,7 +1245,7 @@ test "an empty queue pops nothing" {
     defer queue.deinit();
     try std.testing.expect(queue.pop() == null);
 }
-'''
+"""
 
 
 def test_zig():
@@ -1260,7 +1288,7 @@ def test_grammar_that_fails_to_load_falls_back_to_line_windows(monkeypatch):
 
 # ---- docs, config and the rest ---------------------------------------------------------------------
 
-MARKDOWN = '''
+MARKDOWN = """
 Quarry searches your code.
 
 # Quarry
@@ -1284,7 +1312,7 @@ Usage
 -----
 
 Type a query.
-'''
+"""
 
 
 def test_markdown_headings():
@@ -1308,10 +1336,11 @@ def test_long_markdown_section_is_split_and_keeps_its_heading():
 
 
 def test_yaml_top_level_keys():
-    services = "\n".join(f"  service{i}:\n    image: registry.example.com/team/service{i}:latest"
-                         for i in range(30))
-    source = f"version: '3.9'\n\n# Shared settings.\nx-defaults: &defaults\n  restart: always\n\n" \
-             f"services:\n{services}\n\nvolumes:\n  data: {{}}\n"
+    services = "\n".join(f"  service{i}:\n    image: registry.example.com/team/service{i}:latest" for i in range(30))
+    source = (
+        f"version: '3.9'\n\n# Shared settings.\nx-defaults: &defaults\n  restart: always\n\n"
+        f"services:\n{services}\n\nvolumes:\n  data: {{}}\n"
+    )
     chunks = chunks_of(source, "yaml", "compose.yaml", max_tokens=96)
     assert {c.chunk_type for c in chunks} == {"config"}
     named = [(c.symbol_name, c.symbol_type, c.start_line, c.end_line) for c in chunks if c.symbol_name]
@@ -1325,8 +1354,10 @@ def test_yaml_top_level_keys():
 
 def test_toml_sections_start_chunks():
     dependencies = "\n".join(f'package-number-{i} = ">={i}.0"' for i in range(40))
-    source = f'title = "demo"\n\n[project]\nname = "demo"\nversion = "1.0"\n\n' \
-             f'# Runtime dependencies.\n[dependencies]\n{dependencies}\n\n[tool.ruff]\nline-length = 110\n'
+    source = (
+        f'title = "demo"\n\n[project]\nname = "demo"\nversion = "1.0"\n\n'
+        f"# Runtime dependencies.\n[dependencies]\n{dependencies}\n\n[tool.ruff]\nline-length = 110\n"
+    )
     chunks = chunks_of(source, "toml", "pyproject.toml", max_tokens=64)
     named = [(c.symbol_name, c.symbol_type, c.start_line, c.end_line) for c in chunks if c.symbol_name]
     # Keys inside a section ("name", "version", ...) are not top-level.
@@ -1342,7 +1373,10 @@ def test_ini_sections():
     source = "; global\nverbose = true\n\n[server]\nport = 8080\n\n[client]\nretries = 3\n"
     chunks = chunks_of(source, "ini", "app.ini")
     assert [(c.symbol_name, c.start_line, c.end_line) for c in chunks] == [
-        ("verbose", 1, 2), ("server", 4, 5), ("client", 7, 8)]
+        ("verbose", 1, 2),
+        ("server", 4, 5),
+        ("client", 7, 8),
+    ]
 
 
 def test_plain_config_and_prose_and_unknown_languages_use_line_windows():
@@ -1366,8 +1400,22 @@ def test_oversized_single_line_is_its_own_chunk():
 
 # ---- invariants on arbitrary and real files --------------------------------------------------------
 
-_CODE_LINES = ["def f(x):", "    return x", "class A:", "    pass", "}", "function g() {", "# Title",
-               "## Part", "key: value", "  nested: 1", "[section]", "```", "-----", "end"]
+_CODE_LINES = [
+    "def f(x):",
+    "    return x",
+    "class A:",
+    "    pass",
+    "}",
+    "function g() {",
+    "# Title",
+    "## Part",
+    "key: value",
+    "  nested: 1",
+    "[section]",
+    "```",
+    "-----",
+    "end",
+]
 _line = st.one_of(
     st.just(""),
     st.sampled_from(_CODE_LINES),
@@ -1377,19 +1425,25 @@ _line = st.one_of(
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(lines=st.lists(_line, max_size=60),
-       language=st.sampled_from(["python", "javascript", "rust", "markdown", "yaml", "toml", "text", "lua",
-                                 "haskell", "scala"]),
-       max_tokens=st.sampled_from([8, 32, 128]),
-       overlap_tokens=st.sampled_from([0, 4, 32]))
+@given(
+    lines=st.lists(_line, max_size=60),
+    language=st.sampled_from(
+        ["python", "javascript", "rust", "markdown", "yaml", "toml", "text", "lua", "haskell", "scala"]
+    ),
+    max_tokens=st.sampled_from([8, 32, 128]),
+    overlap_tokens=st.sampled_from([0, 4, 32]),
+)
 def test_invariants_hold_for_arbitrary_text(lines, language, max_tokens, overlap_tokens):
     text = "\n".join(lines)
     chunks = chunk_file(text, language, "f", count_tokens, max_tokens, overlap_tokens)
     check_invariants(text, chunks, max_tokens)
 
 
-STDLIB = [path for directory in ("/usr/lib/python3.11/json", "/usr/lib/python3.11/email")
-          for path in sorted(Path(directory).rglob("*.py"))]
+STDLIB = [
+    path
+    for directory in ("/usr/lib/python3.11/json", "/usr/lib/python3.11/email")
+    for path in sorted(Path(directory).rglob("*.py"))
+]
 
 
 @pytest.mark.skipif(not STDLIB, reason="no Python 3.11 standard library sources here")
@@ -1401,8 +1455,10 @@ def test_invariants_hold_on_standard_library_sources():
         # Every top-level definition is the symbol of the chunk it starts in.
         for row, line in enumerate(text.split("\n"), 1):
             if match := re.match(r"(?:def|class) (\w+)", line):
-                assert any(c.symbol_name == match.group(1) and c.start_line <= row <= c.end_line
-                           for c in chunks), (path, row)
+                assert any(c.symbol_name == match.group(1) and c.start_line <= row <= c.end_line for c in chunks), (
+                    path,
+                    row,
+                )
 
 
 def test_large_file_is_chunked_whole():

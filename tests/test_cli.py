@@ -9,15 +9,39 @@ import sys
 
 import pytest
 
-INDEX_FIELDS = {"files_total", "files_indexed", "files_skipped", "chunks_total", "chunks_embedded", "bytes",
-                "seconds", "provider", "model", "tokens_embedded"}
-RESULT_FIELDS = {"path", "start_line", "end_line", "score", "relevance", "language", "chunk_type", "symbol_name",
-                 "snippet"}
+INDEX_FIELDS = {
+    "files_total",
+    "files_indexed",
+    "files_skipped",
+    "chunks_total",
+    "chunks_embedded",
+    "bytes",
+    "seconds",
+    "provider",
+    "model",
+    "tokens_embedded",
+}
+RESULT_FIELDS = {
+    "path",
+    "start_line",
+    "end_line",
+    "score",
+    "relevance",
+    "language",
+    "chunk_type",
+    "symbol_name",
+    "snippet",
+}
 
 
 def quarry(*args, env=None, check=None):
-    proc = subprocess.run([sys.executable, "-m", "desktop_app", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "desktop_app", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+    )
     if check is not None:
         assert proc.returncode == check, proc.stderr
     return proc
@@ -29,8 +53,9 @@ def test_index_json_stats_and_search_json(mixed_root, index_copy):
     stats = json.loads(proc.stdout.strip().splitlines()[-1])
     assert stats.keys() >= INDEX_FIELDS
     assert stats["chunks_embedded"] == 0 and stats["files_indexed"] == 8
-    out = quarry("search", "where do we retry failed http requests", "--root", mixed_root, "--db", db, "--json",
-                 check=0).stdout
+    out = quarry(
+        "search", "where do we retry failed http requests", "--root", mixed_root, "--db", db, "--json", check=0
+    ).stdout
     payload = json.loads(out)
     assert {"query", "mode", "results", "elapsed_ms", "notice"} <= payload.keys()
     assert payload["mode"] == "hybrid" and payload["notice"] is None
@@ -58,8 +83,9 @@ def test_db_before_subcommand_and_quarry_db_env(index_copy, mixed_root):
 def test_queries_file_gives_one_object_per_line(tmp_path, index_copy, mixed_root):
     qfile = tmp_path / "q.txt"
     qfile.write_text("multiply two matrices\n\nparse command line arguments\ndebounce\n")
-    proc = quarry("search", "--queries-file", qfile, "--root", mixed_root, "--db", index_copy, "--json", "-k", "3",
-                  check=0)
+    proc = quarry(
+        "search", "--queries-file", qfile, "--root", mixed_root, "--db", index_copy, "--json", "-k", "3", check=0
+    )
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [x["query"] for x in lines] == ["multiply two matrices", "parse command line arguments", "debounce"]
     assert all(len(x["results"]) == 3 for x in lines)
@@ -72,13 +98,23 @@ def test_context_flag_adds_context_fields(index_copy, mixed_root):
     assert top["context_start_line"] == top["start_line"] - 2
 
 
-@pytest.mark.parametrize("args", [
-    ["search", "   "], ["search", "x y z", "-k", "0"], ["search", "x y z", "-k", "101"],
-    ["search", "x y z", "--mode", "fuzzy"], ["search", "x y z", "--context", "-1"],
-    ["search", "x y z", "--lang", "klingon"], ["search", "x y z", "--min-score", "2"],
-    ["search", "x y z", "--queries-file", "/nonexistent/q.txt"], ["search"], ["bogus-command"],
-    ["index", "/nonexistent/folder"], ["search", "x y z", "-k", "ten"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "   "],
+        ["search", "x y z", "-k", "0"],
+        ["search", "x y z", "-k", "101"],
+        ["search", "x y z", "--mode", "fuzzy"],
+        ["search", "x y z", "--context", "-1"],
+        ["search", "x y z", "--lang", "klingon"],
+        ["search", "x y z", "--min-score", "2"],
+        ["search", "x y z", "--queries-file", "/nonexistent/q.txt"],
+        ["search"],
+        ["bogus-command"],
+        ["index", "/nonexistent/folder"],
+        ["search", "x y z", "-k", "ten"],
+    ],
+)
 def test_bad_input_exits_2_with_one_line(index_copy, mixed_root, args):
     if args[0] == "search":
         args = [*args, "--root", str(mixed_root)]
@@ -124,17 +160,32 @@ def test_rerank_weights_are_configurable(index_copy, mixed_root):
     plain = json.loads(quarry(*args, "--rerank", "none", check=0).stdout)["results"]
     boosted = json.loads(quarry(*args, "--rerank", "none", "--weights", "symbol=0.5", check=0).stdout)["results"]
     named = [r for r in boosted if r["symbol_name"]]
-    assert named and all(b["score"] > p["score"] for b in named for p in plain
-                         if (p["path"], p["start_line"]) == (b["path"], b["start_line"]))
+    assert named and all(
+        b["score"] > p["score"]
+        for b in named
+        for p in plain
+        if (p["path"], p["start_line"]) == (b["path"], b["start_line"])
+    )
     bad = quarry(*args, "--weights", "gravity=2")
     assert bad.returncode == 2 and "unknown weight" in bad.stderr
 
 
 def test_a_reader_that_stops_early_ends_the_output_quietly(index_copy, mixed_root):
-    qfile_args = ("search", "function", "--root", str(mixed_root), "--db", str(index_copy), "-k", "100",
-                  "--context", "50")
-    proc = subprocess.Popen([sys.executable, "-m", "desktop_app", *qfile_args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    qfile_args = (
+        "search",
+        "function",
+        "--root",
+        str(mixed_root),
+        "--db",
+        str(index_copy),
+        "-k",
+        "100",
+        "--context",
+        "50",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "desktop_app", *qfile_args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     proc.stdout.readline()  # like `| head -1`
     proc.stdout.close()
     assert proc.wait(timeout=120) == 0

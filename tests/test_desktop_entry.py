@@ -33,8 +33,10 @@ def exec_argv(value: str) -> list[str]:
     """Read an Exec value back as the Desktop Entry Specification says: string escapes, then arguments
     (space-separated, whole-argument double quotes in which \\ escapes " ` $ and \\), then %% (%F dropped)."""
     unescaped = re.sub(r"\\(.)", lambda m: {"s": " ", "n": "\n", "t": "\t", "r": "\r"}.get(m[1], m[1]), value)
-    args = [re.sub(r'\\(["`$\\])', r"\1", quoted) if quoted or not bare else bare
-            for quoted, bare in re.findall(r'"((?:\\.|[^"\\])*)"|([^ ]+)', unescaped)]
+    args = [
+        re.sub(r'\\(["`$\\])', r"\1", quoted) if quoted or not bare else bare
+        for quoted, bare in re.findall(r'"((?:\\.|[^"\\])*)"|([^ ]+)', unescaped)
+    ]
     return [arg.replace("%%", "%") for arg in args if arg != "%F"]
 
 
@@ -74,8 +76,9 @@ def test_installing_again_replaces_the_files_and_leaves_nothing_behind(tmp_path)
     assert read_entry(data_dir / "applications" / "quarry.desktop")["Exec"] == "/new/place/quarry %F"
 
 
-@given(st.lists(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0")),
-                min_size=1, max_size=4))
+@given(
+    st.lists(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0")), min_size=1, max_size=4)
+)
 def test_exec_value_reads_back_as_the_same_command(command):
     value = exec_value(command)
     assert value.endswith(" %F") and "\n" not in value
@@ -119,8 +122,13 @@ def test_the_shipped_entry_is_valid():
 
 
 def run_quarry(*args: object, env: dict[str, str], timeout: int = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "desktop_app", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "desktop_app", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=timeout,
+    )
 
 
 def test_python_m_desktop_app_installs_the_desktop_entry(tmp_path):
@@ -146,8 +154,16 @@ def test_other_systems_are_told_where_their_integration_is(monkeypatch, tmp_path
 def test_a_folder_on_the_command_line_opens_as_the_project(tmp_path, mixed_root):
     """What "Open with Quarry" runs: `quarry FOLDER`, here with a screenshot to see the folder was opened."""
     shot = tmp_path / "shot.png"
-    proc = run_quarry(mixed_root, "--query", "retry", "--screenshot", shot, "--db", tmp_path / "i.db",
-                      env={"QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config")})
+    proc = run_quarry(
+        mixed_root,
+        "--query",
+        "retry",
+        "--screenshot",
+        shot,
+        "--db",
+        tmp_path / "i.db",
+        env={"QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config")},
+    )
     assert proc.returncode == 0, proc.stderr
     assert shot.read_bytes().startswith(b"\x89PNG")
     assert re.search(r"saved .*, [1-9]\d* results\)", proc.stdout), proc.stdout

@@ -7,19 +7,22 @@ import pytest
 from desktop_app.ui.editor_command import editor_command, line_arguments
 
 
-@pytest.mark.parametrize(("editor", "expected"), [
-    ("code", ["code", "-g", "/p/a.py:12"]),
-    ("code --wait", ["code", "--wait", "-g", "/p/a.py:12"]),
-    ("/usr/bin/codium", ["/usr/bin/codium", "-g", "/p/a.py:12"]),
-    ("subl -w", ["subl", "-w", "/p/a.py:12"]),
-    ("vim", ["vim", "+12", "/p/a.py"]),
-    ("nvim", ["nvim", "+12", "/p/a.py"]),
-    ("nano", ["nano", "+12", "/p/a.py"]),
-    ("emacsclient -c", ["emacsclient", "-c", "+12", "/p/a.py"]),
-    ("/opt/idea/bin/idea", ["/opt/idea/bin/idea", "--line", "12", "/p/a.py"]),
-    ("pycharm", ["pycharm", "--line", "12", "/p/a.py"]),
-    ("'/Applications/My Editor/bin/unknown-editor'", ["/Applications/My Editor/bin/unknown-editor", "/p/a.py"]),
-])
+@pytest.mark.parametrize(
+    ("editor", "expected"),
+    [
+        ("code", ["code", "-g", "/p/a.py:12"]),
+        ("code --wait", ["code", "--wait", "-g", "/p/a.py:12"]),
+        ("/usr/bin/codium", ["/usr/bin/codium", "-g", "/p/a.py:12"]),
+        ("subl -w", ["subl", "-w", "/p/a.py:12"]),
+        ("vim", ["vim", "+12", "/p/a.py"]),
+        ("nvim", ["nvim", "+12", "/p/a.py"]),
+        ("nano", ["nano", "+12", "/p/a.py"]),
+        ("emacsclient -c", ["emacsclient", "-c", "+12", "/p/a.py"]),
+        ("/opt/idea/bin/idea", ["/opt/idea/bin/idea", "--line", "12", "/p/a.py"]),
+        ("pycharm", ["pycharm", "--line", "12", "/p/a.py"]),
+        ("'/Applications/My Editor/bin/unknown-editor'", ["/Applications/My Editor/bin/unknown-editor", "/p/a.py"]),
+    ],
+)
 def test_editor_families_get_their_line_syntax(editor, expected):
     assert editor_command("/p/a.py", 12, {"EDITOR": editor}) == expected
 

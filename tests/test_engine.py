@@ -60,7 +60,7 @@ def test_results_carry_lines_symbols_and_snippets(mixed_root, mixed_index, worke
     top = _search(worker, mixed_root, "exponential backoff delay with jitter", mode="semantic").results[0]
     assert (top.path, top.symbol_name, top.parent_symbol) == ("src/http_client.py", "delay_for", "RetryPolicy")
     lines = (mixed_root / top.path).read_text().split("\n")
-    assert top.snippet == "\n".join(lines[top.start_line - 1:top.end_line])
+    assert top.snippet == "\n".join(lines[top.start_line - 1 : top.end_line])
     assert lines[top.start_line - 1].strip().startswith("def delay_for")
 
 
@@ -79,9 +79,12 @@ def test_editing_one_file_embeds_only_its_changed_chunks(mixed_copy, worker_for)
     worker = worker_for(db)
     worker.index(root).result()
     path = root / "src" / "cache.py"
-    path.write_text(path.read_text().replace(
-        "        self._data.move_to_end(key)\n        return self._data[key]",
-        "        self._data.move_to_end(key)\n        return self._data.get(key)  # refreshed"))
+    path.write_text(
+        path.read_text().replace(
+            "        self._data.move_to_end(key)\n        return self._data[key]",
+            "        self._data.move_to_end(key)\n        return self._data.get(key)  # refreshed",
+        )
+    )
     stats = worker.index(root).result()
     assert stats.files_changed == 1
     assert 1 <= stats.chunks_embedded <= 2  # the edited method (and at most a neighbouring window)
@@ -130,8 +133,10 @@ def test_cancel_keeps_a_consistent_database_that_resumes(tmp_path, worker_for):
     for i in range(60):
         (root / f"pkg{i % 6}").mkdir(parents=True, exist_ok=True)
         (root / f"pkg{i % 6}" / f"mod{i}.py").write_text(
-            "\n\n".join(f"def function_{i}_{j}(x):\n    return x * {i} + {j}  # step {j} of module {i}"
-                        for j in range(12)))
+            "\n\n".join(
+                f"def function_{i}_{j}(x):\n    return x * {i} + {j}  # step {j} of module {i}" for j in range(12)
+            )
+        )
     db = tmp_path / "index.db"
     worker = worker_for(db)
     progress = []
@@ -141,8 +146,10 @@ def test_cancel_keeps_a_consistent_database_that_resumes(tmp_path, worker_for):
     conn = apsw.Connection(str(db))
     assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     # every file row that exists is complete: it has chunks, and each chunk has its text
-    orphans = conn.execute("SELECT count(*) FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
-                           "(SELECT 1 FROM file_chunk fc WHERE fc.file_id = f.id)").fetchall()[0][0]
+    orphans = conn.execute(
+        "SELECT count(*) FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
+        "(SELECT 1 FROM file_chunk fc WHERE fc.file_id = f.id)"
+    ).fetchall()[0][0]
     assert orphans == 0
     done_before = conn.execute("SELECT count(*) FROM file").fetchall()[0][0]
     conn.close()
@@ -157,9 +164,12 @@ def test_search_is_served_while_an_index_runs(tmp_path, mixed_root, index_copy, 
     big = tmp_path / "big"
     for i in range(4):
         (big / f"m{i}").mkdir(parents=True)
-        (big / f"m{i}" / "code.py").write_text("\n\n".join(
-            f"def handler_{i}_{j}(request):\n    # handle request number {j} for tenant {i}\n    return {j}"
-            for j in range(30)))
+        (big / f"m{i}" / "code.py").write_text(
+            "\n\n".join(
+                f"def handler_{i}_{j}(request):\n    # handle request number {j} for tenant {i}\n    return {j}"
+                for j in range(30)
+            )
+        )
     worker = worker_for(db)
     gate = embedding_gate()  # the run's first embedding waits here: it cannot finish before the search
     handle = worker.index(big)

@@ -53,8 +53,10 @@ def candidate_paths(root: Path, **kwargs) -> set[str]:
 
 def png_bytes() -> bytes:
     """A valid 1x1 RGB PNG."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
     header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
     pixels = zlib.compress(b"\x00\xff\x00\x00")
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
@@ -62,82 +64,119 @@ def png_bytes() -> bytes:
 
 # --- the walk: ignore files, default exclusions and skip reasons --------------------------------------
 
+
 def test_realistic_tree_gives_exact_candidates_and_skip_reasons(tmp_path: Path) -> None:
     root = tmp_path / "repo"
-    write(root, {
-        ".git/HEAD": "ref: refs/heads/main\n",
-        ".git/info/exclude": "secret*.md\n",
-        # build/ is directory-only; docs/** hides what is in docs/ but not docs/ itself, so the
-        # negation can bring one file back; the last line beats .git/info/exclude.
-        ".gitignore": "*.txt\n!important.txt\nbuild/\ndocs/**\n!docs/keep.md\nout\n!secret_public.md\n",
-        ".quarryignore": "generated/\n!wanted.txt\n",
-        "README.md": "# Demo\n",
-        "important.txt": "kept by a negation\n",
-        "notes.txt": "ignored\n",
-        "wanted.txt": ".quarryignore overrides the .gitignore beside it\n",
-        "secret_notes.md": "excluded by .git/info/exclude\n",
-        "secret_public.md": "re-included by .gitignore\n",
-        "build/app.py": "x = 1\n",
-        "out/x.py": "x = 1\n",
-        "docs/guide.md": "# Guide\n",
-        "docs/keep.md": "# Keep\n",
-        "docs/old/page.md": "# Old\n",
-        "generated/api.py": "x = 1\n",
-        # Patterns in a nested .gitignore are relative to its own directory.
-        "src/.gitignore": "local_*.py\n!local_keep.py\nREADME/\n",
-        "src/app.py": "def main():\n    pass\n",
-        "src/my module.py": "x = 1\n",
-        "src/café.py": "x = 'é'\n",
-        "src/empty.py": "",
-        "src/README": "a file named like the directory-only pattern stays\n",
-        "src/sub/README/x.md": "# inside an ignored directory\n",
-        "src/local_debug.py": "x = 1\n",
-        "src/local_keep.py": "x = 1\n",
-        "src/vendor/.quarryignore": "*.js\n",
-        "src/vendor/lib.js": "var x = 1;\n",
-        "src/vendor/lib.py": "x = 1\n",
-        "src/__pycache__/app.cpython-311.pyc": b"\x00\x01",
-        "node_modules/left-pad/index.js": "module.exports = 1;\n",
-        "web/node_modules/x/index.js": "module.exports = 1;\n",
-        "web/app.ts": "export const x = 1;\n",
-        "web/package-lock.json": "{}\n",
-        "web/yarn.lock": "# yarn\n",
-        "Cargo.lock": "# cargo\n",
-        "go.sum": "example.com/x v1.0.0 h1:abc=\n",
-        "uv.lock": "version = 1\n",
-        "custom.lock": "anything\n",
-        "tools/py env/pyvenv.cfg": "home = /usr/bin\n",
-        "tools/py env/lib/site.py": "x = 1\n",
-        ".venv/lib/x.py": "x = 1\n",
-        ".github/workflows/ci.yml": "on: push\n",
-        "logo.png": png_bytes(),
-        "big.py": "x = 1\n" * (1024 * 1024 // 6 + 1),
-    })
+    write(
+        root,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            ".git/info/exclude": "secret*.md\n",
+            # build/ is directory-only; docs/** hides what is in docs/ but not docs/ itself, so the
+            # negation can bring one file back; the last line beats .git/info/exclude.
+            ".gitignore": "*.txt\n!important.txt\nbuild/\ndocs/**\n!docs/keep.md\nout\n!secret_public.md\n",
+            ".quarryignore": "generated/\n!wanted.txt\n",
+            "README.md": "# Demo\n",
+            "important.txt": "kept by a negation\n",
+            "notes.txt": "ignored\n",
+            "wanted.txt": ".quarryignore overrides the .gitignore beside it\n",
+            "secret_notes.md": "excluded by .git/info/exclude\n",
+            "secret_public.md": "re-included by .gitignore\n",
+            "build/app.py": "x = 1\n",
+            "out/x.py": "x = 1\n",
+            "docs/guide.md": "# Guide\n",
+            "docs/keep.md": "# Keep\n",
+            "docs/old/page.md": "# Old\n",
+            "generated/api.py": "x = 1\n",
+            # Patterns in a nested .gitignore are relative to its own directory.
+            "src/.gitignore": "local_*.py\n!local_keep.py\nREADME/\n",
+            "src/app.py": "def main():\n    pass\n",
+            "src/my module.py": "x = 1\n",
+            "src/café.py": "x = 'é'\n",
+            "src/empty.py": "",
+            "src/README": "a file named like the directory-only pattern stays\n",
+            "src/sub/README/x.md": "# inside an ignored directory\n",
+            "src/local_debug.py": "x = 1\n",
+            "src/local_keep.py": "x = 1\n",
+            "src/vendor/.quarryignore": "*.js\n",
+            "src/vendor/lib.js": "var x = 1;\n",
+            "src/vendor/lib.py": "x = 1\n",
+            "src/__pycache__/app.cpython-311.pyc": b"\x00\x01",
+            "node_modules/left-pad/index.js": "module.exports = 1;\n",
+            "web/node_modules/x/index.js": "module.exports = 1;\n",
+            "web/app.ts": "export const x = 1;\n",
+            "web/package-lock.json": "{}\n",
+            "web/yarn.lock": "# yarn\n",
+            "Cargo.lock": "# cargo\n",
+            "go.sum": "example.com/x v1.0.0 h1:abc=\n",
+            "uv.lock": "version = 1\n",
+            "custom.lock": "anything\n",
+            "tools/py env/pyvenv.cfg": "home = /usr/bin\n",
+            "tools/py env/lib/site.py": "x = 1\n",
+            ".venv/lib/x.py": "x = 1\n",
+            ".github/workflows/ci.yml": "on: push\n",
+            "logo.png": png_bytes(),
+            "big.py": "x = 1\n" * (1024 * 1024 // 6 + 1),
+        },
+    )
 
     selection = select_files(root)
 
     assert [c.rel_path for c in selection.candidates] == [
-        ".github/workflows/ci.yml", "README.md", "docs/keep.md", "important.txt", "secret_public.md",
-        "src/README", "src/app.py", "src/café.py", "src/empty.py", "src/local_keep.py", "src/my module.py",
-        "src/vendor/lib.py", "wanted.txt", "web/app.ts",
+        ".github/workflows/ci.yml",
+        "README.md",
+        "docs/keep.md",
+        "important.txt",
+        "secret_public.md",
+        "src/README",
+        "src/app.py",
+        "src/café.py",
+        "src/empty.py",
+        "src/local_keep.py",
+        "src/my module.py",
+        "src/vendor/lib.py",
+        "wanted.txt",
+        "web/app.ts",
     ]
     assert dict(selection.skipped) == {
-        ".git/": "excluded_dir", ".venv/": "excluded_dir", "node_modules/": "excluded_dir",
-        "src/__pycache__/": "excluded_dir", "tools/py env/": "excluded_dir",
+        ".git/": "excluded_dir",
+        ".venv/": "excluded_dir",
+        "node_modules/": "excluded_dir",
+        "src/__pycache__/": "excluded_dir",
+        "tools/py env/": "excluded_dir",
         "web/node_modules/": "excluded_dir",
-        "build/": "ignored", "docs/guide.md": "ignored", "docs/old/": "ignored", "generated/": "ignored",
-        "notes.txt": "ignored", "out/": "ignored", "secret_notes.md": "ignored",
-        "src/local_debug.py": "ignored", "src/sub/README/": "ignored", "src/vendor/lib.js": "ignored",
-        "Cargo.lock": "lock_file", "custom.lock": "lock_file", "go.sum": "lock_file", "uv.lock": "lock_file",
-        "web/package-lock.json": "lock_file", "web/yarn.lock": "lock_file",
-        ".gitignore": "unsupported_type", ".quarryignore": "unsupported_type", "logo.png": "unsupported_type",
-        "src/.gitignore": "unsupported_type", "src/vendor/.quarryignore": "unsupported_type",
+        "build/": "ignored",
+        "docs/guide.md": "ignored",
+        "docs/old/": "ignored",
+        "generated/": "ignored",
+        "notes.txt": "ignored",
+        "out/": "ignored",
+        "secret_notes.md": "ignored",
+        "src/local_debug.py": "ignored",
+        "src/sub/README/": "ignored",
+        "src/vendor/lib.js": "ignored",
+        "Cargo.lock": "lock_file",
+        "custom.lock": "lock_file",
+        "go.sum": "lock_file",
+        "uv.lock": "lock_file",
+        "web/package-lock.json": "lock_file",
+        "web/yarn.lock": "lock_file",
+        ".gitignore": "unsupported_type",
+        ".quarryignore": "unsupported_type",
+        "logo.png": "unsupported_type",
+        "src/.gitignore": "unsupported_type",
+        "src/vendor/.quarryignore": "unsupported_type",
         "big.py": "too_large",
     }
     assert len(selection.skipped) == len(dict(selection.skipped))  # each path once
     assert selection.skipped == sorted(selection.skipped)
     assert selection.skip_counts() == {
-        "excluded_dir": 6, "ignored": 10, "lock_file": 6, "unsupported_type": 5, "too_large": 1}
+        "excluded_dir": 6,
+        "ignored": 10,
+        "lock_file": 6,
+        "unsupported_type": 5,
+        "too_large": 1,
+    }
 
 
 def test_candidate_fields_come_from_the_file_and_classify(tmp_path: Path) -> None:
@@ -147,22 +186,35 @@ def test_candidate_fields_come_from_the_file_and_classify(tmp_path: Path) -> Non
         info = cand.abs_path.stat()
         kind = classify(cand.rel_path)
         assert kind is not None
-        assert cand == Candidate(cand.rel_path, tmp_path / cand.rel_path, info.st_size, info.st_mtime_ns,
-                                 kind.language, kind.kind)
+        assert cand == Candidate(
+            cand.rel_path, tmp_path / cand.rel_path, info.st_size, info.st_mtime_ns, kind.language, kind.kind
+        )
         assert cand.abs_path.is_absolute()
 
 
-@pytest.mark.parametrize(("gitignore", "expected"), [
-    # Each of these is misjudged by pathspec's GitIgnoreSpec.match_file (issues #129, #137).
-    ("d/**\n!d/keep.py\n", {"d/keep.py", "top.py"}),
-    ("*\n!*/\n!*.py\n", {"d/keep.py", "d/other.py", "d/sub/deep.py", "top.py"}),
-    ("d/**/\n", {"d/keep.py", "d/other.py", "top.py", "d/notes.md"}),
-    ("d\n!d/\n", {"d/keep.py", "d/other.py", "d/sub/deep.py", "top.py", "d/notes.md"}),
-    ("d/\n!d/keep.py\n", {"top.py"}),  # git cannot re-include a file inside an excluded directory
-])
+@pytest.mark.parametrize(
+    ("gitignore", "expected"),
+    [
+        # Each of these is misjudged by pathspec's GitIgnoreSpec.match_file (issues #129, #137).
+        ("d/**\n!d/keep.py\n", {"d/keep.py", "top.py"}),
+        ("*\n!*/\n!*.py\n", {"d/keep.py", "d/other.py", "d/sub/deep.py", "top.py"}),
+        ("d/**/\n", {"d/keep.py", "d/other.py", "top.py", "d/notes.md"}),
+        ("d\n!d/\n", {"d/keep.py", "d/other.py", "d/sub/deep.py", "top.py", "d/notes.md"}),
+        ("d/\n!d/keep.py\n", {"top.py"}),  # git cannot re-include a file inside an excluded directory
+    ],
+)
 def test_ignore_semantics_follow_git(tmp_path: Path, gitignore: str, expected: set[str]) -> None:
-    write(tmp_path, {".gitignore": gitignore, "top.py": "", "d/keep.py": "", "d/other.py": "",
-                     "d/notes.md": "", "d/sub/deep.py": ""})
+    write(
+        tmp_path,
+        {
+            ".gitignore": gitignore,
+            "top.py": "",
+            "d/keep.py": "",
+            "d/other.py": "",
+            "d/notes.md": "",
+            "d/sub/deep.py": "",
+        },
+    )
     assert candidate_paths(tmp_path) == expected
 
 
@@ -179,9 +231,35 @@ def test_root_that_does_not_exist_raises(tmp_path: Path) -> None:
 
 _GIT_NAMES = ["a", "b", "d", "src", "build", "keep", "x"]
 _GIT_PATTERNS = [
-    "*", "!*/", "!*.txt", "*.txt", "build/", "build", "/build", "d/**", "!d/keep.txt", "d/*", "!d/",
-    "**/x", "a/**/b.txt", "!keep", "!keep/", "keep/*", "src/", "!src/", "/a/", "a/b/", "**/b/", "!x.txt",
-    "x/", "d/**/", "!**/keep.txt", "b*", "!b.txt", "[ab].txt", "a?/",
+    "*",
+    "!*/",
+    "!*.txt",
+    "*.txt",
+    "build/",
+    "build",
+    "/build",
+    "d/**",
+    "!d/keep.txt",
+    "d/*",
+    "!d/",
+    "**/x",
+    "a/**/b.txt",
+    "!keep",
+    "!keep/",
+    "keep/*",
+    "src/",
+    "!src/",
+    "/a/",
+    "a/b/",
+    "**/b/",
+    "!x.txt",
+    "x/",
+    "d/**/",
+    "!**/keep.txt",
+    "b*",
+    "!b.txt",
+    "[ab].txt",
+    "a?/",
 ]
 
 
@@ -205,29 +283,39 @@ def test_ignore_rules_agree_with_git_on_random_trees(tmp_path: Path) -> None:
         root.mkdir()
         subprocess.run(["git", "init", "-q"], cwd=root, check=True, env=env)
         _random_tree(root, random.Random(seed))
-        listed = subprocess.run(["git", "ls-files", "--others", "--exclude-standard", "-z"], cwd=root,
-                                check=True, env=env, capture_output=True, text=True).stdout
+        listed = subprocess.run(
+            ["git", "ls-files", "--others", "--exclude-standard", "-z"],
+            cwd=root,
+            check=True,
+            env=env,
+            capture_output=True,
+            text=True,
+        ).stdout
         git_sees = {p for p in listed.split("\0") if p.endswith(".txt")}
         assert candidate_paths(root) == git_sees, f"seed {seed}"
 
 
 # --- reading sources -----------------------------------------------------------------------------------
 
+
 def test_reading_every_candidate_of_a_mixed_tree(tmp_path: Path) -> None:
-    write(tmp_path, {
-        "latin1.py": "name = 'café'\n".encode("latin-1"),
-        "crlf.py": b"a = 1\r\nb = 2\r\n",
-        "old_mac.txt": b"one\rtwo\r",
-        "utf8_bom.py": codecs.BOM_UTF8 + "x = 'é'\n".encode(),
-        "utf16.md": "# Título\r\n".encode("utf-16"),
-        "utf16be.md": codecs.BOM_UTF16_BE + "# Größe\n".encode("utf-16-be"),
-        "empty.py": b"",
-        "ansi.txt": b"\x1b[31mred\x1b[0m\tdone\n",
-        "image.py": png_bytes(),
-        "controls.txt": b"ab\x01\x02\x03\x04\x05\x06cd\n",
-        "bundle.min.js": "var a=1;" * 1000,
-        "wide_but_fine.py": "x = '" + "y" * 990 + "'\n",
-    })
+    write(
+        tmp_path,
+        {
+            "latin1.py": "name = 'café'\n".encode("latin-1"),
+            "crlf.py": b"a = 1\r\nb = 2\r\n",
+            "old_mac.txt": b"one\rtwo\r",
+            "utf8_bom.py": codecs.BOM_UTF8 + "x = 'é'\n".encode(),
+            "utf16.md": "# Título\r\n".encode("utf-16"),
+            "utf16be.md": codecs.BOM_UTF16_BE + "# Größe\n".encode("utf-16-be"),
+            "empty.py": b"",
+            "ansi.txt": b"\x1b[31mred\x1b[0m\tdone\n",
+            "image.py": png_bytes(),
+            "controls.txt": b"ab\x01\x02\x03\x04\x05\x06cd\n",
+            "bundle.min.js": "var a=1;" * 1000,
+            "wide_but_fine.py": "x = '" + "y" * 990 + "'\n",
+        },
+    )
 
     outcomes: dict[str, object] = {}
     for cand in select_files(tmp_path).candidates:
@@ -303,8 +391,7 @@ _CONTENT = st.one_of(
     st.binary(max_size=3000),
     st.text(max_size=500).map(lambda s: s.encode("utf-8", "surrogatepass")),
     st.text(alphabet=st.characters(max_codepoint=255), max_size=500).map(lambda s: s.encode("latin-1")),
-    st.lists(st.sampled_from([b"\r", b"\n", b"\r\n", b"\x00", b"\x1b", b"\xe9", b"abc", b" " * 70]))
-    .map(b"".join),
+    st.lists(st.sampled_from([b"\r", b"\n", b"\r\n", b"\x00", b"\x1b", b"\xe9", b"abc", b" " * 70])).map(b"".join),
 )
 
 
@@ -324,16 +411,29 @@ def test_read_source_only_ever_raises_skipfile(tmp_path: Path, bom: bytes, conte
     assert all(len(line) <= _SMALL.max_line_length for line in source.text.split("\n"))
 
 
-@pytest.mark.parametrize(("name", "expected"), [
-    ("package-lock.json", True), ("yarn.lock", True), ("pnpm-lock.yaml", True), ("Cargo.lock", True),
-    ("Gemfile.lock", True), ("go.sum", True), ("bun.lockb", True), ("packages.lock.json", True),
-    ("whatever.lock", True), ("package.json", False), ("lock.py", False), ("go.mod", False),
-])
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("package-lock.json", True),
+        ("yarn.lock", True),
+        ("pnpm-lock.yaml", True),
+        ("Cargo.lock", True),
+        ("Gemfile.lock", True),
+        ("go.sum", True),
+        ("bun.lockb", True),
+        ("packages.lock.json", True),
+        ("whatever.lock", True),
+        ("package.json", False),
+        ("lock.py", False),
+        ("go.mod", False),
+    ],
+)
 def test_is_lock_file(name: str, expected: bool) -> None:
     assert is_lock_file(name) is expected
 
 
 # --- symlinks --------------------------------------------------------------------------------------------
+
 
 def test_symlinks_never_leave_the_root_or_loop(tmp_path: Path) -> None:
     root, outside = tmp_path / "repo", tmp_path / "outside"
@@ -354,10 +454,14 @@ def test_symlinks_never_leave_the_root_or_loop(tmp_path: Path) -> None:
 
     assert [c.rel_path for c in selection.candidates] == ["gen_link/gen.py", "mod_link.py", "real/mod.py"]
     assert dict(selection.skipped) == {
-        ".gitignore": "unsupported_type", "build/": "ignored",
-        "alias/": "symlink_loop", "real/loop/": "symlink_loop", "ping.py": "symlink_loop",
+        ".gitignore": "unsupported_type",
+        "build/": "ignored",
+        "alias/": "symlink_loop",
+        "real/loop/": "symlink_loop",
+        "ping.py": "symlink_loop",
         "pong.py": "symlink_loop",
-        "escape.py": "symlink_outside_root", "escape_dir/": "symlink_outside_root",
+        "escape.py": "symlink_outside_root",
+        "escape_dir/": "symlink_outside_root",
         "abs_escape/": "symlink_outside_root",
         "dangling.py": "dangling_symlink",
     }
@@ -483,6 +587,7 @@ def test_cancel_returns_promptly_with_what_was_gathered(tmp_path: Path) -> None:
 
 
 # --- speed ----------------------------------------------------------------------------------------------
+
 
 def test_selecting_ten_thousand_files_is_fast(tmp_path: Path) -> None:
     (tmp_path / ".gitignore").write_text("*.log\nbuild/\n!keep.log\n/dist\n**/gen/**\n")

@@ -59,7 +59,6 @@ def window(qtbot, qasync_loop, gui_settings, index_copy, mixed_root):
     win.bridge.shutdown()
 
 
-
 def test_a_query_typed_before_the_index_opens_is_answered(qtbot, qasync_loop, gui_settings, index_copy, mixed_root):
     # A double-click user types the moment the window appears: the last project is searched once the engine
     # is up, and nothing asks them to open a folder meanwhile.
@@ -110,6 +109,7 @@ def test_a_last_project_no_longer_indexed_is_forgotten_at_start(qtbot, qasync_lo
         win.close()
         win.bridge.shutdown()
 
+
 def type_query(qtbot, win: MainWindow, text: str) -> None:
     win.search_bar.setFocus()
     win.search_bar.clear()
@@ -130,12 +130,17 @@ def drop(win: MainWindow, urls: list[QUrl]) -> None:
     mime = QMimeData()
     mime.setUrls(urls)
     centre = QPoint(win.width() // 2, win.height() // 2)
-    enter = QDragEnterEvent(QPointF(centre), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                            Qt.KeyboardModifier.NoModifier)
+    enter = QDragEnterEvent(
+        QPointF(centre), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
     QApplication.sendEvent(win, enter)
     assert enter.isAccepted()
-    QApplication.sendEvent(win, QDropEvent(QPointF(centre), Qt.DropAction.CopyAction, mime,
-                                           Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier))
+    QApplication.sendEvent(
+        win,
+        QDropEvent(
+            QPointF(centre), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+        ),
+    )
 
 
 # --- searching ------------------------------------------------------------------------------------
@@ -238,7 +243,7 @@ def test_preview_shows_the_hit_with_context_and_highlighted_lines(qtbot, window,
     first, last = window.preview.shown_lines
     assert first == max(1, hit.start_line - n) and code.first_line == first
     assert last == min(len(file_lines) - (file_lines[-1] == ""), hit.end_line + n)
-    assert code.toPlainText() == "\n".join(file_lines[first - 1:last])
+    assert code.toPlainText() == "\n".join(file_lines[first - 1 : last])
     marked = [first + sel.cursor.blockNumber() for sel in code.extraSelections()]
     assert marked == list(range(hit.start_line, hit.end_line + 1))
     # Pygments colours: at least one fragment carries a non-default foreground.
@@ -273,9 +278,11 @@ def test_shortcuts_switch_modes_move_clear_and_focus(qtbot, window):
     qtbot.keyClick(window.search_bar, Qt.Key.Key_F4, Qt.KeyboardModifier.ShiftModifier)
     assert window.tree.current_hit_position() == count - 1  # wraps around
 
-    for key, mods in ((Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier),
-                      (Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier),
-                      (Qt.Key.Key_Slash, Qt.KeyboardModifier.NoModifier)):
+    for key, mods in (
+        (Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier),
+        (Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier),
+        (Qt.Key.Key_Slash, Qt.KeyboardModifier.NoModifier),
+    ):
         window.tree.setFocus()
         qtbot.waitUntil(lambda: QApplication.focusWidget() is window.tree)
         qtbot.keyClick(window.tree, key, mods)
@@ -301,8 +308,9 @@ def test_dialogs_open_from_the_keyboard_and_filters_apply(qtbot, window):
 
     search(qtbot, window, "parse")
     assert {r.language for r in window.last_response.results} - {"python"}
-    qtbot.keyClick(window.search_bar, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier
-                   | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(
+        window.search_bar, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
     filters = window.findChild(FiltersDialog)
     assert filters is not None and filters.isVisible()
     python = filters.languages.findItems("python", Qt.MatchFlag.MatchExactly)[0]
@@ -385,8 +393,9 @@ def test_dropped_paths_that_cannot_be_used_give_a_message(qtbot, window, tmp_pat
     # A file inside an indexed project selects that project and shows the file.
     window.project = None
     drop(window, [QUrl.fromLocalFile(str(mixed_root / "src" / "cache.py"))])
-    qtbot.waitUntil(lambda: window.preview.target is not None and window.preview.target.path == "src/cache.py",
-                    timeout=5_000)
+    qtbot.waitUntil(
+        lambda: window.preview.target is not None and window.preview.target.path == "src/cache.py", timeout=5_000
+    )
     assert window.project == str(mixed_root.resolve())
     assert window.preview.code.toPlainText().startswith("from collections import OrderedDict")
     assert window.preview.code.extraSelections() == []
@@ -430,14 +439,24 @@ def test_settings_persist_between_runs(qtbot, qasync_loop, tmp_path, index_copy,
 
 def quarry_gui(tmp_path: Path, *args: object) -> subprocess.CompletedProcess:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    return subprocess.run([sys.executable, "-m", "desktop_app", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "desktop_app", *map(str, args)], capture_output=True, text=True, env=env, timeout=180
+    )
 
 
 def test_screenshot_flow_saves_a_png_of_the_window(tmp_path, index_copy, mixed_root):
     shot = tmp_path / "shot.png"
-    proc = quarry_gui(tmp_path, "--root", mixed_root, "--query", "retry failed http requests", "--screenshot", shot,
-                      "--db", index_copy)
+    proc = quarry_gui(
+        tmp_path,
+        "--root",
+        mixed_root,
+        "--query",
+        "retry failed http requests",
+        "--screenshot",
+        shot,
+        "--db",
+        index_copy,
+    )
     assert proc.returncode == 0, proc.stderr
     found = re.search(r"(\d+) results", proc.stdout)
     assert found and int(found.group(1)) > 0, proc.stdout
@@ -447,16 +466,18 @@ def test_screenshot_flow_saves_a_png_of_the_window(tmp_path, index_copy, mixed_r
 
 
 def test_screenshot_flow_fails_clearly(tmp_path, index_copy):
-    proc = quarry_gui(tmp_path, "--root", tmp_path / "nope", "--query", "x", "--screenshot", tmp_path / "s.png",
-                      "--db", index_copy)
+    proc = quarry_gui(
+        tmp_path, "--root", tmp_path / "nope", "--query", "x", "--screenshot", tmp_path / "s.png", "--db", index_copy
+    )
     assert proc.returncode == 1 and "does not exist" in proc.stderr and "Traceback" not in proc.stderr
     proc = quarry_gui(tmp_path, "--root", tmp_path, "--screenshot", tmp_path / "s.png", "--db", index_copy)
     assert proc.returncode == 2 and "--query" in proc.stderr
 
 
 @pytest.mark.parametrize("accept", [True, False])
-def test_an_unusable_index_is_explained_and_moved_aside_only_when_asked(qtbot, qasync_loop, gui_settings, tmp_path,
-                                                                        accept):
+def test_an_unusable_index_is_explained_and_moved_aside_only_when_asked(
+    qtbot, qasync_loop, gui_settings, tmp_path, accept
+):
     db = tmp_path / "index.db"
     db.write_text("my notes, not an index\n" * 50)
     win = MainWindow(EngineBridge(), gui_settings)
@@ -490,10 +511,18 @@ def test_an_open_project_follows_file_changes(qtbot, qasync_loop, gui_settings, 
     qtbot.waitUntil(lambda: str(root.resolve()) in watching, timeout=30_000)
     type_query(qtbot, win, "narwhal inventory")
     with qtbot.waitSignal(win.files_updated, timeout=30_000):
-        (root / "src" / "zoo.py").write_text("def count_narwhal_inventory(tanks):\n"
-                                              "    # narwhals per tank, for the inventory report\n"
-                                              "    return sum(t.narwhals for t in tanks)\n")
-    qtbot.waitUntil(lambda: win.last_response is not None and win.last_response.results
-                    and win.last_response.results[0].symbol_name == "count_narwhal_inventory", timeout=10_000)
+        (root / "src" / "zoo.py").write_text(
+            "def count_narwhal_inventory(tanks):\n"
+            "    # narwhals per tank, for the inventory report\n"
+            "    return sum(t.narwhals for t in tanks)\n"
+        )
+    qtbot.waitUntil(
+        lambda: (
+            win.last_response is not None
+            and win.last_response.results
+            and win.last_response.results[0].symbol_name == "count_narwhal_inventory"
+        ),
+        timeout=10_000,
+    )
     win.close()
     win.bridge.shutdown()

@@ -19,16 +19,24 @@ def other_model_dir(tmp_path):
     d.mkdir()
     (d / "model.onnx").symlink_to(default_model_spec().model_path)
     shutil.copy(resource_path("models", "all-MiniLM-L6-v2-int8", "tokenizer.json"), d / "tokenizer.json")
-    (d / "quarry-model.json").write_text(json.dumps({"id": "minilm-passages", "dims": 384, "pooling": "mean",
-                                                     "max_tokens": 256, "document_prefix": "passage: "}))
+    (d / "quarry-model.json").write_text(
+        json.dumps(
+            {"id": "minilm-passages", "dims": 384, "pooling": "mean", "max_tokens": 256, "document_prefix": "passage: "}
+        )
+    )
     return d
 
 
 def vector_tables(db):
     conn = apsw.Connection(str(db))
     try:
-        return sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'vec_%' "
-                                                 "AND type = 'table' AND name NOT LIKE '%\\_%\\_%' ESCAPE '\\'"))
+        return sorted(
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE name LIKE 'vec_%' "
+                "AND type = 'table' AND name NOT LIKE '%\\_%\\_%' ESCAPE '\\'"
+            )
+        )
     finally:
         conn.close()
 

@@ -48,8 +48,15 @@ def test_docs_config_and_tests_are_discounted_unless_asked_for():
     assert kind_factor("README.md", query_evidence(parse("readme install steps"))) == 1.0
     assert kind_factor("tests/test_errors.py", plain) == TEST_FACTOR
     assert kind_factor("tests/test_errors.py", query_evidence(parse("tests for errors"))) == 1.0
-    for path in ("pkg/errors_test.go", "src/__tests__/a.ts", "src/a.spec.ts", "spec/models/user_spec.rb",
-                 "src/test/java/FooTest.java", "Tests/VaporTests/RouteTests.swift", "test_http.py"):
+    for path in (
+        "pkg/errors_test.go",
+        "src/__tests__/a.ts",
+        "src/a.spec.ts",
+        "spec/models/user_spec.rb",
+        "src/test/java/FooTest.java",
+        "Tests/VaporTests/RouteTests.swift",
+        "test_http.py",
+    ):
         assert is_test_path(path), path
     for path in ("src/testing_utils_not.py", "lib/attest.rb", "src/contest.go", "latest/x.py"):
         assert not is_test_path(path), path
@@ -70,7 +77,7 @@ def test_windows_of_one_definition_fold_into_the_best_one():
 
 # --- on a real index ------------------------------------------------------------------------------
 
-_ERRORS_TS = '''/**
+_ERRORS_TS = """/**
  * Errors thrown by the client when a request fails.
  */
 export class HTTPError extends Error {
@@ -92,9 +99,9 @@ export class TimeoutError extends Error {
     this.name = "TimeoutError";
   }
 }
-'''
+"""
 
-_README = '''# ky-like client
+_README = """# ky-like client
 
 ## HTTPError
 
@@ -107,9 +114,9 @@ The error thrown when the request times out.
 ## Retry
 
 Failed requests are retried with exponential backoff.
-'''
+"""
 
-_ERRORS_TEST = '''import { HTTPError } from "../src/errors";
+_ERRORS_TEST = """import { HTTPError } from "../src/errors";
 
 test("HTTPError carries the response", () => {
   const response = new Response("", { status: 500 });
@@ -117,26 +124,37 @@ test("HTTPError carries the response", () => {
   expect(error.response.status).toBe(500);
   expect(error.name).toBe("HTTPError");
 });
-'''
+"""
 
-_LEGACY_TS = '''import { HTTPError } from "./errors";
+_LEGACY_TS = """import { HTTPError } from "./errors";
 
 /** The old factory, kept for callers of version 1. */
 export function httpError(response: Response, request: Request): HTTPError {
   return new HTTPError(response, request);
 }
-'''
+"""
 
-_RETRY_TS = "export function computeDelay(attempt: number, base: number): number {\n" + "".join(
-    f"  // step {i}: the delay grows with each failed attempt, capped by the limit\n"
-    f"  const part{i} = Math.min(base * 2 ** attempt, {1000 + i});\n" for i in range(60)) + "  return base;\n}\n"
+_RETRY_TS = (
+    "export function computeDelay(attempt: number, base: number): number {\n"
+    + "".join(
+        f"  // step {i}: the delay grows with each failed attempt, capped by the limit\n"
+        f"  const part{i} = Math.min(base * 2 ** attempt, {1000 + i});\n"
+        for i in range(60)
+    )
+    + "  return base;\n}\n"
+)
 
 
 @pytest.fixture(scope="module")
 def ranked_repo(tmp_path_factory, embedder):
     root = tmp_path_factory.mktemp("ranking") / "client"
-    for path, text in {"src/errors.ts": _ERRORS_TS, "README.md": _README, "test/errors.test.ts": _ERRORS_TEST,
-                       "src/retry.ts": _RETRY_TS, "src/legacy.ts": _LEGACY_TS}.items():
+    for path, text in {
+        "src/errors.ts": _ERRORS_TS,
+        "README.md": _README,
+        "test/errors.test.ts": _ERRORS_TEST,
+        "src/retry.ts": _RETRY_TS,
+        "src/legacy.ts": _LEGACY_TS,
+    }.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
     store = Store(tmp_path_factory.mktemp("ranking-db") / "index.db")
@@ -165,8 +183,7 @@ def test_a_long_function_is_one_result_not_one_per_window(ranked_repo):
     assert len(windows) == 1 and results[0].symbol_name == "computeDelay"
 
 
-@pytest.mark.parametrize("query", ["HTTPError", "delay grows with each failed attempt", "request timed out",
-                                   "errors"])
+@pytest.mark.parametrize("query", ["HTTPError", "delay grows with each failed attempt", "request timed out", "errors"])
 def test_the_first_n_results_do_not_depend_on_k(ranked_repo, searcher_on_mixed, query):
     for search in (lambda k: _search(ranked_repo, query, k), searcher_on_mixed(query)):
         many = [(r.path, r.start_line, r.score) for r in search(30)]
@@ -184,8 +201,9 @@ def searcher_on_mixed(mixed_index, mixed_root, embedder, tmp_path_factory):
     searcher = Searcher(store, embedder)
 
     def for_query(query: str):
-        return lambda k: searcher.search(SearchRequest(query, roots=(str(mixed_root),), k=k,
-                                                       record_history=False)).results
+        return lambda k: (
+            searcher.search(SearchRequest(query, roots=(str(mixed_root),), k=k, record_history=False)).results
+        )
 
     yield for_query
     store.close()

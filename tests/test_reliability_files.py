@@ -27,8 +27,10 @@ from .reliability import check_invariants, file_rows, quarry_as_nobody
 INDEXABLE: dict[str, tuple[bytes, str]] = {
     "with space.py": (b"def spaced_out_function():\n    return 'spaces'\n", "spaced_out_function"),
     "na\u00efve_\u00fcn\u00efcode.py": (b"def cafe_au_lait():\n    return 1\n", "cafe_au_lait"),
-    "\u65e5\u672c\u8a9e/\u30e2\u30b8\u30e5\u30fc\u30eb.py": (b"def japanese_greeting():\n    return 2\n",
-                                                              "japanese_greeting"),
+    "\u65e5\u672c\u8a9e/\u30e2\u30b8\u30e5\u30fc\u30eb.py": (
+        b"def japanese_greeting():\n    return 2\n",
+        "japanese_greeting",
+    ),
     "crlf.py": (b"def windows_line_endings():\r\n    return 42\r\n", "windows_line_endings"),
     "latin.py": ("# caf\xe9 cr\xe8me\ndef latin_dessert():\n    return 3\n".encode("latin-1"), "latin_dessert"),
     "utf16.py": (codecs.BOM_UTF16_LE + "def utf_sixteen():\n    return 16\n".encode("utf-16-le"), "utf_sixteen"),
@@ -40,8 +42,15 @@ DECODED = {
     "latin.py": "# caf\xe9 cr\xe8me\ndef latin_dessert():\n    return 3",
     "utf16.py": "def utf_sixteen():\n    return 16",
 }
-EXPECTED_SKIPS = {"symlink_loop": 3, "dangling_symlink": 1, "unsupported_type": 1, "unreadable": 1,
-                  "vanished": 1, "long_lines": 1, "undecodable_name": 1}
+EXPECTED_SKIPS = {
+    "symlink_loop": 3,
+    "dangling_symlink": 1,
+    "unsupported_type": 1,
+    "unreadable": 1,
+    "vanished": 1,
+    "long_lines": 1,
+    "undecodable_name": 1,
+}
 
 
 def _build(root: Path) -> None:
@@ -94,6 +103,7 @@ def test_odd_files_are_indexed_or_skipped_with_a_reason(tmp_path, embedder):
     db = tmp_path / "index.db"
     store = Store(db)
     try:
+
         def vanish_once_listed(progress) -> None:
             if progress.phase == "started":  # the walk has listed it; reading comes next
                 (root / "vanishes.py").unlink(missing_ok=True)
@@ -118,10 +128,14 @@ def test_odd_files_are_indexed_or_skipped_with_a_reason(tmp_path, embedder):
 
 
 def _assert_stored_text(store: Store, root: Path) -> None:
-    rows = {path: row for path, *row in store._rows(
-        "SELECT f.path, f.size, f.sha256, group_concat(c.text, char(10)) FROM file f "
-        "LEFT JOIN file_chunk fc ON fc.file_id = f.id LEFT JOIN chunk c ON c.id = fc.chunk_id "
-        "WHERE f.status = 'indexed' GROUP BY f.id")}
+    rows = {
+        path: row
+        for path, *row in store._rows(
+            "SELECT f.path, f.size, f.sha256, group_concat(c.text, char(10)) FROM file f "
+            "LEFT JOIN file_chunk fc ON fc.file_id = f.id LEFT JOIN chunk c ON c.id = fc.chunk_id "
+            "WHERE f.status = 'indexed' GROUP BY f.id"
+        )
+    }
     assert set(rows) == {*INDEXABLE, "empty.py"}
     assert rows["empty.py"][2] is None
     for name, text in DECODED.items():

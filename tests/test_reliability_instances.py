@@ -63,12 +63,24 @@ def test_two_indexers_and_a_searcher_share_one_store(tmp_path, mixed_root, index
     walruses = write_tree(tmp_path / "walruses", FILES, "walrus").resolve()
     stop = tmp_path / "stop"
 
-    searcher = subprocess.Popen([sys.executable, "-c", _SEARCHER, str(db), str(mixed_root), str(stop)], cwd=REPO,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    searcher = subprocess.Popen(
+        [sys.executable, "-c", _SEARCHER, str(db), str(mixed_root), str(stop)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert searcher.stdout.readline().strip() == "ready", searcher.stderr.read()
-    indexers = [subprocess.Popen([*QUARRY, "index", str(root), "--db", str(db), "--json"], cwd=REPO,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for root in (herons, walruses)]
+    indexers = [
+        subprocess.Popen(
+            [*QUARRY, "index", str(root), "--db", str(db), "--json"],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for root in (herons, walruses)
+    ]
     outputs = [p.communicate(timeout=300) for p in indexers]
     stop.touch()
     report_line, searcher_err = searcher.communicate(timeout=120)
@@ -107,12 +119,22 @@ def test_an_index_waits_for_a_busy_writer_instead_of_failing(tmp_path, index_cop
     locked" at once), so every store write must take the lock up front."""
     db = index_copy
     folder = write_tree(tmp_path / "notes", 40, "note")
-    writer = subprocess.Popen([sys.executable, "-c", _BUSY_WRITER, str(db)], cwd=REPO, stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _BUSY_WRITER, str(db)],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert writer.stdout.readline().strip() == "writing"
-        index = subprocess.run([*QUARRY, "index", str(folder), "--db", str(db), "--json", "--quiet"], cwd=REPO,
-                               capture_output=True, text=True, timeout=300)
+        index = subprocess.run(
+            [*QUARRY, "index", str(folder), "--db", str(db), "--json", "--quiet"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     finally:
         writer.stdin.close()
         assert writer.wait(timeout=30) == 0

@@ -47,8 +47,9 @@ sys.exit(cli.main(sys.argv[1:]))
 
 def _start_index(root: Path, db: Path, stderr=subprocess.PIPE, held: bool = False) -> subprocess.Popen:
     command = [sys.executable, "-c", _HELD_AT_SECOND_WRITE] if held else QUARRY
-    return subprocess.Popen([*command, "index", str(root), "--db", str(db)], cwd=REPO, stdout=subprocess.DEVNULL,
-                            stderr=stderr, text=True)
+    return subprocess.Popen(
+        [*command, "index", str(root), "--db", str(db)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr, text=True
+    )
 
 
 def _kill(proc: subprocess.Popen) -> None:

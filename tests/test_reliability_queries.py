@@ -35,9 +35,54 @@ from .test_chunking import check_invariants as check_chunks
 from .test_chunking import count_tokens
 
 # Characters and words FTS5 would read as syntax if they reached it unquoted.
-FTS_SYNTAX = ['"', "*", "(", ")", "-", "+", ":", "^", "{", "}", "[", "]", ".", ",", "/", "\\", "'", "|", "&",
-              "~", "!", "?", "<", ">", "=", "%", "$", "#", "@", "`", ";", " ", "\t", "\n", "\x00", "AND", "OR",
-              "NOT", "NEAR", "NEAR(", "col:", "a", "b_c", "\u00e9", "\u65e5", "0"]
+FTS_SYNTAX = [
+    '"',
+    "*",
+    "(",
+    ")",
+    "-",
+    "+",
+    ":",
+    "^",
+    "{",
+    "}",
+    "[",
+    "]",
+    ".",
+    ",",
+    "/",
+    "\\",
+    "'",
+    "|",
+    "&",
+    "~",
+    "!",
+    "?",
+    "<",
+    ">",
+    "=",
+    "%",
+    "$",
+    "#",
+    "@",
+    "`",
+    ";",
+    " ",
+    "\t",
+    "\n",
+    "\x00",
+    "AND",
+    "OR",
+    "NOT",
+    "NEAR",
+    "NEAR(",
+    "col:",
+    "a",
+    "b_c",
+    "\u00e9",
+    "\u65e5",
+    "0",
+]
 hostile_text = st.one_of(st.text(), st.lists(st.sampled_from(FTS_SYNTAX)).map("".join))
 
 
@@ -52,19 +97,24 @@ def store(mixed_index, tmp_path_factory):
 
 # --- part 5: arguments and long queries --------------------------------------------------------------
 
-@pytest.mark.parametrize("argv, says", [
-    (["search", "q", "--symbol-type", ""], "invalid symbol type"),
-    (["search", "q", "--symbol-type", "Function"], "invalid symbol type"),
-    (["search", "q", "--all-scopes"], "not both"),
-    (["search", "q", "--root", "{root}/src/cache.py"], "is a file"),
-    (["search", "q", "--model-dir", "{root}/nowhere"], "--model-dir"),
-    (["search", "q", "--min-score", "nan"], "min score"),
-    (["search", "q", "--glob", "!"], "invalid glob"),
-    (["search", "q", "--queries-file", "{root}/nowhere.txt"], "--queries-file"),
-    (["scopes", "list", "{root}"], "takes no PATH"),
-    (["index", "{root}/src/cache.py"], "is a file"),
-    (["search", "q", "--db", "{root}"], "is a folder"),
-], ids=lambda value: value if isinstance(value, str) else None)
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["search", "q", "--symbol-type", ""], "invalid symbol type"),
+        (["search", "q", "--symbol-type", "Function"], "invalid symbol type"),
+        (["search", "q", "--all-scopes"], "not both"),
+        (["search", "q", "--root", "{root}/src/cache.py"], "is a file"),
+        (["search", "q", "--model-dir", "{root}/nowhere"], "--model-dir"),
+        (["search", "q", "--min-score", "nan"], "min score"),
+        (["search", "q", "--glob", "!"], "invalid glob"),
+        (["search", "q", "--queries-file", "{root}/nowhere.txt"], "--queries-file"),
+        (["scopes", "list", "{root}"], "takes no PATH"),
+        (["index", "{root}/src/cache.py"], "is a file"),
+        (["search", "q", "--db", "{root}"], "is a folder"),
+    ],
+    ids=lambda value: value if isinstance(value, str) else None,
+)
 def test_arguments_are_validated_with_one_line(argv, says, store, mixed_root, capsys):
     args = [a.format(root=mixed_root) for a in argv]
     if args[0] == "search" and "--root" not in args and "--all-scopes" not in args or "--all-scopes" in args:
@@ -97,6 +147,7 @@ def test_the_model_reads_only_the_start_of_a_long_query(embedder):
 
 
 # --- part 6: the query parser against real FTS5 --------------------------------------------------------
+
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(hostile_text)
@@ -145,9 +196,21 @@ def test_a_word_in_a_file_is_found_by_searching_for_it(word_store, word):
     assume(word.lower() not in STOPWORDS)
     store, scope = word_store
     chunk = Chunk(f"value = {word}", 1, 1, "code")
-    store.write_batch(scope, "test-model", [NewChunk(word, chunk.text, 3, np.ones(4, np.float32))], files=[
-        FileWrite("w.py", 1, 1, "0", "python", [ChunkRef(word, 0, 1, 1, "code", None, None, None,
-                                                         *keyword_fields(chunk, "w.py"))])])
+    store.write_batch(
+        scope,
+        "test-model",
+        [NewChunk(word, chunk.text, 3, np.ones(4, np.float32))],
+        files=[
+            FileWrite(
+                "w.py",
+                1,
+                1,
+                "0",
+                "python",
+                [ChunkRef(word, 0, 1, 1, "code", None, None, None, *keyword_fields(chunk, "w.py"))],
+            )
+        ],
+    )
     expression = fts_any(parse(word))
     assert expression is not None and store.keyword_search([scope], expression, 5), (word, expression)
 
@@ -203,8 +266,9 @@ def _fuzz_bytes(rnd: random.Random) -> bytes:
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.one_of(st.binary(max_size=2000), st.randoms(use_true_random=False).map(_fuzz_bytes)),
-       st.sampled_from(EXTENSIONS))
+@given(
+    st.one_of(st.binary(max_size=2000), st.randoms(use_true_random=False).map(_fuzz_bytes)), st.sampled_from(EXTENSIONS)
+)
 def test_any_bytes_are_read_and_chunked_or_skipped_with_a_reason(tmp_path_factory, content, extension):
     path = tmp_path_factory.getbasetemp() / f"fuzz{extension}"
     path.write_bytes(content)
@@ -214,8 +278,15 @@ def test_any_bytes_are_read_and_chunked_or_skipped_with_a_reason(tmp_path_factor
         assert skip.reason in SKIP_REASONS
         return
     assert "\r" not in source.text and source.size == len(content)
-    language = {".py": "python", ".js": "javascript", ".md": "markdown", ".json": "json", ".rs": "rust",
-                ".yaml": "yaml", ".c": "c"}[extension]
+    language = {
+        ".py": "python",
+        ".js": "javascript",
+        ".md": "markdown",
+        ".json": "json",
+        ".rs": "rust",
+        ".yaml": "yaml",
+        ".c": "c",
+    }[extension]
     check_chunks(source.text, chunk_file(source.text, language, path.name, count_tokens, 216, 32), 216)
 
 
@@ -232,11 +303,13 @@ def test_a_tree_of_random_files_indexes_completely(tmp_path, embedder, seed):
         stats = Indexer(store, embedder).index(root)
         assert not stats.cancelled and stats.files_indexed + stats.files_skipped == 40, f"seed {seed}"
         assert set(stats.skipped) <= SKIP_REASONS, f"seed {seed}: {stats.skipped}"
-        stored = store._rows("SELECT f.path, fc.start_line, fc.end_line, c.text FROM file f JOIN file_chunk fc "
-                             "ON fc.file_id = f.id JOIN chunk c ON c.id = fc.chunk_id")
+        stored = store._rows(
+            "SELECT f.path, fc.start_line, fc.end_line, c.text FROM file f JOIN file_chunk fc "
+            "ON fc.file_id = f.id JOIN chunk c ON c.id = fc.chunk_id"
+        )
         for path, start, end, text in stored:
             lines = read_source(root / path, SelectionOptions()).text.split("\n")
-            assert text == "\n".join(lines[start - 1:end]), f"seed {seed}: {path}:{start}-{end}"
+            assert text == "\n".join(lines[start - 1 : end]), f"seed {seed}: {path}:{start}-{end}"
     finally:
         store.close()
     check_invariants(db, blank_files=True)

@@ -61,13 +61,18 @@ def small_folder(tmp_path) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("damage, says", [
-    (_corrupt, "is damaged"),
-    (lambda db: db.write_text("my notes, not a database\n" * 200), "not a Quarry index"),
-    (lambda db: _set_user_version(db, 99), "newer Quarry (schema 99"),
-], ids=["garbage-pages", "not-a-database", "newer-schema"])
-def test_unusable_store_is_explained_kept_and_moved_aside_only_on_rebuild(index_copy, mixed_root, small_folder,
-                                                                          damage, says):
+@pytest.mark.parametrize(
+    "damage, says",
+    [
+        (_corrupt, "is damaged"),
+        (lambda db: db.write_text("my notes, not a database\n" * 200), "not a Quarry index"),
+        (lambda db: _set_user_version(db, 99), "newer Quarry (schema 99"),
+    ],
+    ids=["garbage-pages", "not-a-database", "newer-schema"],
+)
+def test_unusable_store_is_explained_kept_and_moved_aside_only_on_rebuild(
+    index_copy, mixed_root, small_folder, damage, says
+):
     damage(index_copy)
     before = _digest(index_copy)
     for args in (("search", "retry", "--root", mixed_root), ("index", small_folder)):
@@ -123,8 +128,9 @@ def test_read_only_locations_are_explained(world_tmp, mixed_index, mixed_root):
     shutil.copy(mixed_index[0], world_tmp / "index.db")
     (world_tmp / "index.db").chmod(0o644)
     before = _digest(world_tmp / "index.db")
-    one_line_error(quarry_as_nobody("index", mixed_root, "--db", world_tmp / "index.db"), 1, "cannot be written",
-                   "--db")
+    one_line_error(
+        quarry_as_nobody("index", mixed_root, "--db", world_tmp / "index.db"), 1, "cannot be written", "--db"
+    )
     one_line_error(quarry_as_nobody("scopes", "--db", world_tmp / "new.db"), 1, "not writable", "--db")
     one_line_error(quarry_as_nobody("scopes", "--db", world_tmp / "sub" / "new.db"), 1, "cannot create the folder")
     assert _digest(world_tmp / "index.db") == before
@@ -157,11 +163,14 @@ def small_disk(request, tmp_path) -> Iterator[SmallDisk]:
         yield disk
         return
     # A 2 MB tmpfs fills during the test tree's second batch: a real ENOSPC from the kernel.
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(folder)],
-                      capture_output=True).returncode != 0:
+    if (
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(folder)], capture_output=True).returncode
+        != 0
+    ):
         pytest.skip("cannot mount a tmpfs here (needs root on Linux)")
-    disk = SmallDisk("tmpfs", folder, None, lambda: subprocess.run(
-        ["mount", "-o", "remount,size=64m", str(folder)], check=True))
+    disk = SmallDisk(
+        "tmpfs", folder, None, lambda: subprocess.run(["mount", "-o", "remount,size=64m", str(folder)], check=True)
+    )
     try:
         yield disk
     finally:
@@ -192,10 +201,13 @@ class _LockHolder:
     """Another process holding the store's write lock (BEGIN EXCLUSIVE) until told to let go."""
 
     def __init__(self, db: Path):
-        script = ("import apsw, sys; c = apsw.Connection(sys.argv[1]); c.execute('BEGIN EXCLUSIVE'); "
-                  "c.execute('DELETE FROM history'); print('locked', flush=True); sys.stdin.read()")
-        self.proc = subprocess.Popen([sys.executable, "-c", script, str(db)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+        script = (
+            "import apsw, sys; c = apsw.Connection(sys.argv[1]); c.execute('BEGIN EXCLUSIVE'); "
+            "c.execute('DELETE FROM history'); print('locked', flush=True); sys.stdin.read()"
+        )
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", script, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         assert self.proc.stdout.readline().strip() == "locked"
 
     def release(self) -> None:
@@ -207,8 +219,12 @@ def test_a_store_locked_by_another_process_is_explained_and_reads_still_work(ind
     holder = _LockHolder(index_copy)
     try:
         env = {"QUARRY_BUSY_TIMEOUT_MS": "300"}
-        one_line_error(quarry("index", small_folder, "--db", index_copy, "--quiet", env=env), 1,
-                       "locked by another program", "QUARRY_BUSY_TIMEOUT_MS")
+        one_line_error(
+            quarry("index", small_folder, "--db", index_copy, "--quiet", env=env),
+            1,
+            "locked by another program",
+            "QUARRY_BUSY_TIMEOUT_MS",
+        )
         found = quarry("search", "LRUCache", "--root", mixed_root, "--db", index_copy, "--json", env=env)
         assert found.returncode == 0 and json.loads(found.stdout)["results"][0]["path"] == "src/cache.py"
     finally:
@@ -219,5 +235,6 @@ def test_a_store_locked_by_another_process_is_explained_and_reads_still_work(ind
 
 @pytest.mark.parametrize("value", ["soon", "-5"])
 def test_a_bad_busy_timeout_setting_is_bad_input(index_copy, value):
-    one_line_error(quarry("scopes", "--db", index_copy, env={"QUARRY_BUSY_TIMEOUT_MS": value}), 2,
-                   "QUARRY_BUSY_TIMEOUT_MS")
+    one_line_error(
+        quarry("scopes", "--db", index_copy, env={"QUARRY_BUSY_TIMEOUT_MS": value}), 2, "QUARRY_BUSY_TIMEOUT_MS"
+    )

@@ -63,8 +63,23 @@ def test_short_queries_skip_semantic_search(searcher, mixed_root):
     assert response.effective_mode == "exact" and "3 characters" in response.notice
 
 
-@pytest.mark.parametrize("query", ['"unbalanced', "NEAR(a b)", "foo* OR", "a:b", "-x", "(((", "^start", "AND",
-                                   "col:value AND NOT", "[a-z]+\\d{3}", "*.py", "'; DROP TABLE chunk; --"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"unbalanced',
+        "NEAR(a b)",
+        "foo* OR",
+        "a:b",
+        "-x",
+        "(((",
+        "^start",
+        "AND",
+        "col:value AND NOT",
+        "[a-z]+\\d{3}",
+        "*.py",
+        "'; DROP TABLE chunk; --",
+    ],
+)
 def test_operator_characters_never_break_keyword_search(searcher, mixed_root, query):
     for mode in ("exact", "hybrid"):
         run(searcher, mixed_root, query, mode=mode)  # must not raise
@@ -92,13 +107,20 @@ def test_filters_apply_and_never_starve_k(searcher, mixed_root):
     assert all(r.score >= 0.3 for r in strong)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"query": "   "}, "empty"), ({"k": 0}, "k must be"), ({"k": 101}, "k must be"),
-    ({"mode": "fuzzy"}, "unknown mode"),
-    ({"context": -1}, "context"), ({"filters": SearchFilters(languages=("klingon",))}, "unknown language"),
-    ({"filters": SearchFilters(min_score=1.5)}, "min score"), ({"filters": SearchFilters(chunk_types=("x",))}, "chunk"),
-    ({"roots": ("/nonexistent/project",)}, "not indexed"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"query": "   "}, "empty"),
+        ({"k": 0}, "k must be"),
+        ({"k": 101}, "k must be"),
+        ({"mode": "fuzzy"}, "unknown mode"),
+        ({"context": -1}, "context"),
+        ({"filters": SearchFilters(languages=("klingon",))}, "unknown language"),
+        ({"filters": SearchFilters(min_score=1.5)}, "min score"),
+        ({"filters": SearchFilters(chunk_types=("x",))}, "chunk"),
+        ({"roots": ("/nonexistent/project",)}, "not indexed"),
+    ],
+)
 def test_invalid_requests_are_explained(searcher, mixed_root, kwargs, message):
     request = {"query": "retry", "roots": (str(mixed_root),), **kwargs}
     with pytest.raises(SearchError, match=message):
@@ -129,7 +151,7 @@ def test_context_lines_come_from_disk_and_stale_files_say_so(tmp_path, mixed_roo
         top = run(searcher, root, "transpose", context=3).results[0]
         lines = (root / top.path).read_text().split("\n")
         assert top.context_start_line == top.start_line - 3
-        assert top.context.split("\n") == lines[top.context_start_line - 1:top.context_end_line]
+        assert top.context.split("\n") == lines[top.context_start_line - 1 : top.context_end_line]
         assert not top.stale
         (root / top.path).write_text("// rewritten\n" + (root / top.path).read_text())
         again = run(searcher, root, "transpose", context=3).results[0]
@@ -155,8 +177,10 @@ def test_history_records_each_search(searcher, mixed_root):
 def test_all_scopes_merges_and_labels_scopes(tmp_path, mixed_root, index_copy, embedder):
     other = tmp_path / "other"
     other.mkdir()
-    (other / "geometry.py").write_text("def rotate_point(x, y, angle):\n    # rotate around the origin\n"
-                                       "    return x * cos(angle) - y * sin(angle), x * sin(angle) + y * cos(angle)\n")
+    (other / "geometry.py").write_text(
+        "def rotate_point(x, y, angle):\n    # rotate around the origin\n"
+        "    return x * cos(angle) - y * sin(angle), x * sin(angle) + y * cos(angle)\n"
+    )
     db = index_copy
     from desktop_app.indexing.indexer import Indexer
 
@@ -164,8 +188,9 @@ def test_all_scopes_merges_and_labels_scopes(tmp_path, mixed_root, index_copy, e
     try:
         Indexer(store, embedder).index(other)
         searcher = Searcher(store, embedder)
-        results = searcher.search(SearchRequest(query="rotate a point or multiply matrices", all_scopes=True,
-                                                k=10)).results
+        results = searcher.search(
+            SearchRequest(query="rotate a point or multiply matrices", all_scopes=True, k=10)
+        ).results
         roots = {r.scope_root for r in results}
         assert roots == {str(mixed_root.resolve()), str(other.resolve())}
         assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
@@ -181,8 +206,9 @@ def test_model_failure_falls_back_to_exact_with_a_notice(tmp_path, mixed_root, w
     model_dir.mkdir()
     shutil.copy(default_model_spec().model_path, model_dir / "model.onnx")
     shutil.copy(resource_path("models", "all-MiniLM-L6-v2-int8", "tokenizer.json"), model_dir / "tokenizer.json")
-    (model_dir / "quarry-model.json").write_text(json.dumps(
-        {"id": "my-model", "dims": 384, "pooling": "mean", "max_tokens": 256}))
+    (model_dir / "quarry-model.json").write_text(
+        json.dumps({"id": "my-model", "dims": 384, "pooling": "mean", "max_tokens": 256})
+    )
     db = tmp_path / "index.db"
     worker = worker_for(db, model_dir=model_dir)
     worker.index(mixed_root).result()

@@ -39,8 +39,14 @@ class Corpus:
         self.files: dict[str, list[str]] = {}  # chunk hashes by path
         self.files_written = 0
 
-    def write(self, n_files: int, chunks_per_file: int, language: str = "python", named_share: float = 0.7,
-              prefix: str = "src") -> None:
+    def write(
+        self,
+        n_files: int,
+        chunks_per_file: int,
+        language: str = "python",
+        named_share: float = 0.7,
+        prefix: str = "src",
+    ) -> None:
         files, new = [], []
         for f in range(self.files_written, self.files_written + n_files):
             path = f"{prefix}/module_{f}.{'py' if language == 'python' else 'rs'}"
@@ -50,8 +56,21 @@ class Corpus:
                 text = f"def function_{f}_{i}():\n    return {i}"
                 h = hashlib.sha256(f"{path}\n{text}".encode()).hexdigest()
                 named = self.rng.random() < named_share
-                refs.append(ChunkRef(h, i, 2 * i + 1, 2 * i + 2, "function", f"function_{f}_{i}" if named else None,
-                                     "function" if named else None, None, "", path, text))
+                refs.append(
+                    ChunkRef(
+                        h,
+                        i,
+                        2 * i + 1,
+                        2 * i + 2,
+                        "function",
+                        f"function_{f}_{i}" if named else None,
+                        "function" if named else None,
+                        None,
+                        "",
+                        path,
+                        text,
+                    )
+                )
                 new.append(NewChunk(h, text, 8, vectors[2 * i], vectors[2 * i + 1] if named else None))
                 self.code[h] = vectors[2 * i]
                 if named:
@@ -77,8 +96,9 @@ class Corpus:
         return np.array([ids[h] for h in order], dtype=np.int64), np.stack([vectors[h] for h in order])
 
 
-def exact_top(ids: np.ndarray, vectors: np.ndarray, query: np.ndarray, k: int,
-              allowed: np.ndarray | None = None) -> list[int]:
+def exact_top(
+    ids: np.ndarray, vectors: np.ndarray, query: np.ndarray, k: int, allowed: np.ndarray | None = None
+) -> list[int]:
     sims = vectors @ query
     if allowed is not None:
         sims = np.where(np.isin(ids, allowed), sims, -np.inf)
@@ -123,8 +143,11 @@ def test_deleted_vectors_are_forgotten_without_reloading(store, small_blocks):
     corpus.write(30, 20)
     index.refresh()
     before = index._code
-    gone = [cid for path in ("src/module_3.py", "src/module_17.py")
-            for cid in store.known_chunks(corpus.files[path], MODEL).values()]
+    gone = [
+        cid
+        for path in ("src/module_3.py", "src/module_17.py")
+        for cid in store.known_chunks(corpus.files[path], MODEL).values()
+    ]
     corpus.delete(["src/module_3.py", "src/module_17.py"])
     index.refresh()
     assert index._code is before  # rows marked dead in place, not a reload

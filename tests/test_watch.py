@@ -34,9 +34,11 @@ def test_an_edited_file_becomes_searchable(tmp_path, worker_for):
     runs = []
     worker.watch(root, runs.append)
     saved = time.monotonic()
-    (root / "billing.py").write_text("def total(items):\n    return sum(items)\n\n\n"
-                                     "def apply_walrus_discount(price):\n    # walrus members get a tenth off\n"
-                                     "    return price * 0.9\n")
+    (root / "billing.py").write_text(
+        "def total(items):\n    return sum(items)\n\n\n"
+        "def apply_walrus_discount(price):\n    # walrus members get a tenth off\n"
+        "    return price * 0.9\n"
+    )
 
     def found():
         results = worker.search(SearchRequest("walrus discount", roots=(str(root),), mode="exact")).result().results
@@ -45,8 +47,9 @@ def test_an_edited_file_becomes_searchable(tmp_path, worker_for):
     assert wait_for(found)
     print(f"edit searchable after {time.monotonic() - saved:.2f}s")
     (root / "billing.py").unlink()
-    assert wait_for(lambda: not worker.search(SearchRequest("walrus discount", roots=(str(root),),
-                                                            mode="exact")).result().results)
+    assert wait_for(
+        lambda: not worker.search(SearchRequest("walrus discount", roots=(str(root),), mode="exact")).result().results
+    )
     assert all(not isinstance(r, BaseException) for r in runs)
 
 

@@ -16,8 +16,10 @@ from .gitrepo import commit_all, git, init_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
-NEW_FILE = "def reconcile_ledger_entries(ledger):\n    # match every debit with its credit before month end\n" \
-           "    return [entry for entry in ledger if entry.unmatched]\n"
+NEW_FILE = (
+    "def reconcile_ledger_entries(ledger):\n    # match every debit with its credit before month end\n"
+    "    return [entry for entry in ledger if entry.unmatched]\n"
+)
 
 
 @pytest.fixture
@@ -29,8 +31,9 @@ def repo(tmp_path, mixed_root, index_copy, worker_for):
     feature = tmp_path / "feature"
     git(main, "worktree", "add", "-q", "-b", "feature", str(feature))
     cache = feature / "src" / "cache.py"
-    cache.write_text(cache.read_text().replace("evict the least recently used entry",
-                                               "drop the stalest entry (quokka policy)"))
+    cache.write_text(
+        cache.read_text().replace("evict the least recently used entry", "drop the stalest entry (quokka policy)")
+    )
     (feature / "src" / "ledger.py").write_text(NEW_FILE)
     (feature / "web" / "auth.ts").unlink()
     commit_all(feature, "feature work")
@@ -114,8 +117,12 @@ def test_cli_lists_worktrees_and_flags_ones_git_forgot(repo):
     worker.close()
 
     def scopes():
-        proc = subprocess.run([sys.executable, "-m", "desktop_app", "scopes", "--db", str(db), "--json"],
-                              capture_output=True, text=True, check=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "desktop_app", "scopes", "--db", str(db), "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return {s["root"]: s for s in json.loads(proc.stdout)}
 
     listed = scopes()
@@ -123,6 +130,7 @@ def test_cli_lists_worktrees_and_flags_ones_git_forgot(repo):
     assert wt["type"] == "worktree" and wt["parent"] == listed[str(main.resolve())]["id"] and not wt["stale"]
     git(main, "worktree", "remove", "--force", str(feature))
     assert scopes()[str(feature.resolve())]["stale"]
-    text = subprocess.run([sys.executable, "-m", "desktop_app", "scopes", "--db", str(db)], capture_output=True,
-                          text=True, check=True).stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "desktop_app", "scopes", "--db", str(db)], capture_output=True, text=True, check=True
+    ).stdout
     assert "git no longer knows this worktree" in text and f"quarry scopes remove {feature.resolve()}" in text

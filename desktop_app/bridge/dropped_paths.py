@@ -32,8 +32,12 @@ def inspect_dropped(store: Store, path: Path) -> DroppedPath:
                 return DroppedPath("problem", path, f"cannot read the folder {path}: permission denied")
             return DroppedPath("folder", path)
         if not path.is_file():
-            return DroppedPath("problem", path, f"{path} is neither a folder nor a regular file; drop a folder "
-                                                "to index it, or a file inside an indexed folder to show it")
+            return DroppedPath(
+                "problem",
+                path,
+                f"{path} is neither a folder nor a regular file; drop a folder "
+                "to index it, or a file inside an indexed folder to show it",
+            )
         if not os.access(path, os.R_OK):
             return DroppedPath("problem", path, f"cannot read {path}: permission denied")
     except OSError as exc:
@@ -46,13 +50,20 @@ def _locate_file(store: Store, path: Path) -> DroppedPath:
     roots = [Path(s.scope.root) for s in store.list_scopes()]
     holders = [r for r in roots if path.is_relative_to(r)]
     if not holders:
-        return DroppedPath("problem", path, f"{path.name} is not inside an indexed project; drop its folder "
-                                            "to index it first")
+        return DroppedPath(
+            "problem", path, f"{path.name} is not inside an indexed project; drop its folder to index it first"
+        )
     root = max(holders, key=lambda r: len(r.parts))
     rel = path.relative_to(root).as_posix()
     scope = store.scope_for_root(root)
     state = store.file_row(scope.id, rel) if scope else None
     if state is None or state.status != "indexed" or not state.sha256:
-        return DroppedPath("file", path, f"{rel} is not in the index of {root.name} (skipped, or added since "
-                                         "the last index run; press F5 to re-index)", str(root), rel)
+        return DroppedPath(
+            "file",
+            path,
+            f"{rel} is not in the index of {root.name} (skipped, or added since "
+            "the last index run; press F5 to re-index)",
+            str(root),
+            rel,
+        )
     return DroppedPath("file", path, project=str(root), rel_path=rel, sha256=state.sha256)

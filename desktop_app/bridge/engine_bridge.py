@@ -98,7 +98,8 @@ class EngineBridge(QObject):
         worker = await self._ready()
         key = str(root)
         await asyncio.get_running_loop().run_in_executor(
-            None, worker.watch, root, lambda result: self._changed_from_worker.emit(key, result))
+            None, worker.watch, root, lambda result: self._changed_from_worker.emit(key, result)
+        )
 
     async def index(self, root: Path | str) -> IndexStats:
         """Index (or incrementally re-index) `root`; progress arrives on `progressed`."""
@@ -125,8 +126,9 @@ class EngineBridge(QObject):
     async def scopes(self) -> list[ScopeSummary]:
         return await self._await((await self._ready()).scopes())
 
-    async def read_lines(self, path: Path | str, sha256: str, start_line: int, end_line: int,
-                         context: int) -> tuple[int, int, str] | None:
+    async def read_lines(
+        self, path: Path | str, sha256: str, start_line: int, end_line: int, context: int
+    ) -> tuple[int, int, str] | None:
         return await self._await((await self._ready()).read_lines(path, sha256, start_line, end_line, context))
 
     async def inspect_path(self, path: Path | str) -> DroppedPath:

@@ -93,9 +93,7 @@ class Embedder:
             output = session.get_outputs()[0]
             width = output.shape[-1] if output.shape else None
             if isinstance(width, int) and width != self.spec.dims:
-                raise ModelError(
-                    f"{self.spec.model_path} produces {width}-dim vectors, not {self.spec.dims}."
-                )
+                raise ModelError(f"{self.spec.model_path} produces {width}-dim vectors, not {self.spec.dims}.")
             self._output_name = output.name
             self._feeds_token_types = "token_type_ids" in inputs
             self.provider_note = note
@@ -169,9 +167,7 @@ class Embedder:
             mask = attention_mask.astype(hidden.dtype)
             pooled = np.einsum("bld,bl->bd", hidden, mask) / np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
         if pooled.shape[-1] != self.spec.dims:
-            raise ModelError(
-                f"{self.spec.model_path} produced {pooled.shape[-1]}-dim vectors, not {self.spec.dims}."
-            )
+            raise ModelError(f"{self.spec.model_path} produced {pooled.shape[-1]}-dim vectors, not {self.spec.dims}.")
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return pooled / np.maximum(norms, 1e-12)
 

@@ -89,9 +89,7 @@ def load_model_dir(path: Path) -> ModelSpec:
     # A misspelt optional key (say "query_prefx") would silently change every embedding, so reject it.
     unknown = sorted(set(config) - set(allowed))
     if unknown:
-        raise ModelError(
-            f"{config_path} has unknown keys {', '.join(unknown)}; allowed keys are {', '.join(allowed)}."
-        )
+        raise ModelError(f"{config_path} has unknown keys {', '.join(unknown)}; allowed keys are {', '.join(allowed)}.")
     for key, kind in allowed.items():
         value = config.get(key)
         # bool is an int subclass, but "dims": true is certainly a mistake.

@@ -20,9 +20,7 @@ PREFERENCES = ("auto", "cpu", "cuda", "coreml")
 _ACCELERATORS = {"cuda": CUDA, "coreml": COREML}
 
 
-def choose_providers(
-    available: Sequence[str], preference: str = "auto", system: str = platform.system()
-) -> list[str]:
+def choose_providers(available: Sequence[str], preference: str = "auto", system: str = platform.system()) -> list[str]:
     """Providers to ask ONNX Runtime for, best first; always ends with the CPU provider as the safety net."""
     if preference not in PREFERENCES:
         raise ValueError(f"provider preference must be one of {', '.join(PREFERENCES)}, not {preference!r}")
@@ -62,9 +60,7 @@ def session_options(threads: int) -> ort.SessionOptions:
     return options
 
 
-def create_session(
-    model_path: Path, preference: str, threads: int
-) -> tuple[ort.InferenceSession, str | None]:
+def create_session(model_path: Path, preference: str, threads: int) -> tuple[ort.InferenceSession, str | None]:
     """A session for `model_path` and, when the preferred accelerator is not in use, the reason why."""
     providers = choose_providers(ort.get_available_providers(), preference)
     accelerator = providers[0] if providers[0] != CPU else None
@@ -75,9 +71,7 @@ def create_session(
     if accelerator is not None:
         try:
             session = ort.InferenceSession(str(model_path), session_options(threads), providers=providers)
-        except (
-            Exception
-        ) as exc:  # any accelerator failure (driver, library, unsupported op) means use the CPU
+        except Exception as exc:  # any accelerator failure (driver, library, unsupported op) means use the CPU
             note = f"{accelerator} failed to start ({exc}); using the CPU."
         else:
             # ORT may silently drop a provider whose libraries fail to load, leaving a CPU-only session.

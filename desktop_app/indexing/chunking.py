@@ -22,9 +22,14 @@ _PROSE_LANGUAGES = frozenset(kind.language for kind in EXTENSIONS.values() if ki
 _CONFIG_LANGUAGES = frozenset(kind.language for kind in EXTENSIONS.values() if kind.kind == "config")
 
 
-def chunk_file(text: str, language: str, rel_path: str,
-               count_tokens: Callable[[Sequence[str]], list[int]],
-               max_tokens: int = 256, overlap_tokens: int = 32) -> list[Chunk]:
+def chunk_file(
+    text: str,
+    language: str,
+    rel_path: str,
+    count_tokens: Callable[[Sequence[str]], list[int]],
+    max_tokens: int = 256,
+    overlap_tokens: int = 32,
+) -> list[Chunk]:
     """The chunks of one file; `text` has "\\n" line endings, `count_tokens` counts model tokens."""
     if not text.strip():
         return []
@@ -119,10 +124,16 @@ class _Lines:
         return start if start <= last and self.fits(start, following) else following
 
     def chunk(self, span: _Span) -> Chunk:
-        return Chunk(text="\n".join(self.lines[span.start:span.end + 1]), start_line=span.start + 1,
-                     end_line=span.end + 1, chunk_type=span.chunk_type, symbol_name=span.symbol_name,
-                     symbol_type=span.symbol_type, parent_symbol=span.parent_symbol,
-                     token_count=self.tokens(span.start, span.end))
+        return Chunk(
+            text="\n".join(self.lines[span.start : span.end + 1]),
+            start_line=span.start + 1,
+            end_line=span.end + 1,
+            chunk_type=span.chunk_type,
+            symbol_name=span.symbol_name,
+            symbol_type=span.symbol_type,
+            parent_symbol=span.parent_symbol,
+            token_count=self.tokens(span.start, span.end),
+        )
 
 
 def _nearest(marked: list[bool], forward: bool) -> list[int]:
@@ -177,8 +188,10 @@ class _SyntaxCutter:
         # would hide its methods from exact-name search and blur what each chunk is about.
         opened = bool(definition.members)
         header_end = definition.members[0].start - 1 if opened else last
-        self.spans.extend(_Span(start, end, chunk_type, definition.name, definition.symbol_type,
-                                definition.parent) for start, end in self.doc.windows(first, header_end))
+        self.spans.extend(
+            _Span(start, end, chunk_type, definition.name, definition.symbol_type, definition.parent)
+            for start, end in self.doc.windows(first, header_end)
+        )
         if opened:
             self._region(definition.members, definition.members[0].start, last, definition.path)
 
@@ -229,8 +242,10 @@ def _markdown_spans(doc: _Lines) -> list[_Span]:
             enclosing.pop()
         parent = enclosing[-1].title if enclosing else None
         enclosing.append(heading)
-        spans.extend(_Span(start, last, "prose", heading.title, "heading", parent)
-                     for start, last in doc.windows(heading.row, following - 1))
+        spans.extend(
+            _Span(start, last, "prose", heading.title, "heading", parent)
+            for start, last in doc.windows(heading.row, following - 1)
+        )
     return spans
 
 
@@ -242,7 +257,7 @@ def _headings(lines: list[str]) -> list[_Heading]:
         line = lines[row]
         marker = _FENCE.match(line)
         if fence:
-            if marker and marker.group(1).startswith(fence) and not line[marker.end():].strip():
+            if marker and marker.group(1).startswith(fence) and not line[marker.end() :].strip():
                 fence = ""
         elif marker:
             fence = marker.group(1)

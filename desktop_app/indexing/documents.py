@@ -18,8 +18,16 @@ from .identifiers import expand_identifiers, split_identifier
 
 def chunk_of(stored: StoredChunk) -> Chunk:
     """The Chunk a stored chunk was made from (its lines and symbol as indexed)."""
-    return Chunk(stored.text, stored.start_line, stored.end_line, stored.chunk_type, stored.symbol_name,
-                 stored.symbol_type, stored.parent_symbol, stored.token_count)
+    return Chunk(
+        stored.text,
+        stored.start_line,
+        stored.end_line,
+        stored.chunk_type,
+        stored.symbol_name,
+        stored.symbol_type,
+        stored.parent_symbol,
+        stored.token_count,
+    )
 
 
 def qualified_name(chunk: Chunk) -> str | None:

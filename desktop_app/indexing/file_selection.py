@@ -28,10 +28,22 @@ from desktop_app.indexing.source_reader import (
 )
 
 # Tool, VCS and dependency directories that are never the user's source.
-EXCLUDED_DIR_NAMES = frozenset({
-    ".git", "node_modules", "__pycache__", ".hg", ".svn", ".tox", ".nox", ".mypy_cache",
-    ".pytest_cache", ".ruff_cache", ".venv", "venv",
-})
+EXCLUDED_DIR_NAMES = frozenset(
+    {
+        ".git",
+        "node_modules",
+        "__pycache__",
+        ".hg",
+        ".svn",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".venv",
+        "venv",
+    }
+)
 # Read in this order in each directory, so a .quarryignore can override the .gitignore beside it.
 _IGNORE_FILE_NAMES = (".gitignore", ".quarryignore")
 # How many directory entries pass between two calls of should_stop inside one large directory.
@@ -64,8 +76,9 @@ class Selection:
         return dict(Counter(reason for _, reason in self.skipped))
 
 
-def select_files(root: Path, options: SelectionOptions = SelectionOptions(),
-                 should_stop: Callable[[], bool] | None = None) -> Selection:
+def select_files(
+    root: Path, options: SelectionOptions = SelectionOptions(), should_stop: Callable[[], bool] | None = None
+) -> Selection:
     """The indexable files under `root` and every path passed over, with the reason.
 
     Errors about `root` itself propagate: an empty selection would otherwise read as "every file was
@@ -127,7 +140,7 @@ def _verdict(patterns: tuple[Pattern, ...], path: str) -> bool | None:
 def _is_ignored(rules: tuple[_IgnoreRules, ...], rel: str, is_dir: bool) -> bool:
     # As in git, the deepest ignore file with a matching pattern decides, and within it the last match.
     for level in reversed(rules):
-        verdict = _verdict(level.dirs if is_dir else level.files, rel[len(level.base):])
+        verdict = _verdict(level.dirs if is_dir else level.files, rel[len(level.base) :])
         if verdict is not None:
             return verdict
     return False
@@ -257,8 +270,7 @@ class _Walk:
         else:
             self._visit_file(entry, rel, rules)
 
-    def _visit_dir(self, entry: os.DirEntry[str], rel: str, rules: tuple[_IgnoreRules, ...],
-                   linked: bool) -> None:
+    def _visit_dir(self, entry: os.DirEntry[str], rel: str, rules: tuple[_IgnoreRules, ...], linked: bool) -> None:
         # A pyvenv.cfg marks a virtualenv whatever the directory is called.
         if entry.name in EXCLUDED_DIR_NAMES or os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")):
             self._skipped.append((rel + "/", EXCLUDED_DIR))
@@ -284,8 +296,9 @@ class _Walk:
         if info.st_size > self._options.max_file_size:
             self._skipped.append((rel, TOO_LARGE))
             return
-        self._candidates.append(Candidate(rel, Path(entry.path), info.st_size, info.st_mtime_ns,
-                                          kind.language, kind.kind))
+        self._candidates.append(
+            Candidate(rel, Path(entry.path), info.st_size, info.st_mtime_ns, kind.language, kind.kind)
+        )
 
 
 def _identity(path: str) -> object:

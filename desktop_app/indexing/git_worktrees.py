@@ -18,13 +18,17 @@ class Worktrees:
 def worktrees(path: Path) -> Worktrees | None:
     """The worktrees of the repository `path` belongs to; None outside git (or without git)."""
     try:
-        proc = subprocess.run(["git", "-C", str(path), "worktree", "list", "--porcelain"], capture_output=True,
-                              text=True, timeout=GIT_TIMEOUT_S)
+        proc = subprocess.run(
+            ["git", "-C", str(path), "worktree", "list", "--porcelain"],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if proc.returncode != 0:
         return None
-    roots = [Path(line[len("worktree "):]) for line in proc.stdout.splitlines() if line.startswith("worktree ")]
+    roots = [Path(line[len("worktree ") :]) for line in proc.stdout.splitlines() if line.startswith("worktree ")]
     bare = "bare" in proc.stdout.splitlines()
     if not roots or bare:
         return None

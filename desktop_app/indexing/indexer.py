@@ -110,8 +110,13 @@ class _Prepared:
 
 
 class Indexer:
-    def __init__(self, store: Store, embedder: Embedder, options: IndexOptions | None = None,
-                 idle: Callable[[], None] | None = None):
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        options: IndexOptions | None = None,
+        idle: Callable[[], None] | None = None,
+    ):
         self.store = store
         self.embedder = embedder
         self.options = options or IndexOptions()
@@ -129,8 +134,12 @@ class Indexer:
             return self.options.chunk_tokens
         return min(MAX_CHUNK_TOKENS, self.embedder.max_tokens - HEADER_TOKEN_RESERVE)
 
-    def index(self, root: Path | str, progress: Callable[[Progress], None] | None = None,
-              should_stop: Callable[[], bool] | None = None) -> IndexStats:
+    def index(
+        self,
+        root: Path | str,
+        progress: Callable[[Progress], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> IndexStats:
         started = time.monotonic()
         root = Path(root).expanduser()
         if not root.exists():
@@ -139,14 +148,22 @@ class Indexer:
             raise IndexingError(f"{root} is a file, not a folder; pass the folder that contains it")
         root = root.resolve()
         if not _encodable(str(root)):
-            raise IndexingError(f"the folder name {str(root)!r} is not valid text in this system's encoding; "
-                                "rename it, or index a folder inside it")
+            raise IndexingError(
+                f"the folder name {str(root)!r} is not valid text in this system's encoding; "
+                "rename it, or index a folder inside it"
+            )
         stop = should_stop or (lambda: False)
         self.store.register_model(self.embedder.model_id, self.embedder.dims, model_source(self.embedder.spec))
         scope = self.store.scope_for_root(root) or self._new_scope(root)
         parent = self.store.scope_by_id(scope.parent_id) if scope.parent_id else None
-        stats = IndexStats(str(root), scope.id, scope.type, model=self.embedder.model_id,
-                           parent_scope_id=scope.parent_id, parent_root=parent.root if parent else None)
+        stats = IndexStats(
+            str(root),
+            scope.id,
+            scope.type,
+            model=self.embedder.model_id,
+            parent_scope_id=scope.parent_id,
+            parent_root=parent.root if parent else None,
+        )
         reporter = ProgressReporter(progress, str(root))
         reporter.update(phase="analyzing")
 
@@ -209,8 +226,9 @@ class Indexer:
         if stats.scope_type == "main":
             info = worktrees(Path(stats.root))
             if info is not None and info.main == Path(stats.root):
-                stats.worktrees = [{"path": str(p), "indexed": self.store.scope_for_root(p) is not None}
-                                   for p in info.linked]
+                stats.worktrees = [
+                    {"path": str(p), "indexed": self.store.scope_for_root(p) is not None} for p in info.linked
+                ]
         stats.files_indexed, stats.chunks_total, stats.bytes = self.store.scope_counts(stats.scope_id)
         stats.seconds = round(time.monotonic() - started, 3)
         stats.cancelled = cancelled
@@ -219,13 +237,21 @@ class Indexer:
 
     # --- the pipeline ---------------------------------------------------------------------------
 
-    def _run_batches(self, scope_id: str, todo: list[Candidate], states: dict[str, FileState],
-                     stats: IndexStats, reporter: ProgressReporter, stop: Callable[[], bool]) -> bool:
+    def _run_batches(
+        self,
+        scope_id: str,
+        todo: list[Candidate],
+        states: dict[str, FileState],
+        stats: IndexStats,
+        reporter: ProgressReporter,
+        stop: Callable[[], bool],
+    ) -> bool:
         """Returns True when stopped before the end."""
         batches: queue.Queue = queue.Queue(maxsize=2)
         halt = threading.Event()
-        prep = threading.Thread(target=self._prepare_batches, args=(todo, states, batches, halt),
-                                name="quarry-prepare", daemon=True)
+        prep = threading.Thread(
+            target=self._prepare_batches, args=(todo, states, batches, halt), name="quarry-prepare", daemon=True
+        )
         prep.start()
         # One batch in flight: the next batch's vectors are computing while this one is written.
         in_flight: _InFlight | None = None
@@ -235,8 +261,9 @@ class Indexer:
                 if isinstance(batch, BaseException):
                     raise batch
                 started = self._start_batch(batch) if batch is not None else None
-                if in_flight is not None and (stop() or not self._finish_batch(scope_id, in_flight, stats,
-                                                                                reporter, stop)):
+                if in_flight is not None and (
+                    stop() or not self._finish_batch(scope_id, in_flight, stats, reporter, stop)
+                ):
                     if started is not None:
                         started.vectors.cancel()
                     return True
@@ -259,8 +286,9 @@ class Indexer:
                 self._idle()
                 reporter.tick()
 
-    def _prepare_batches(self, todo: list[Candidate], states: dict[str, FileState], out: queue.Queue,
-                         halt: threading.Event) -> None:
+    def _prepare_batches(
+        self, todo: list[Candidate], states: dict[str, FileState], out: queue.Queue, halt: threading.Event
+    ) -> None:
         try:
             for batch in self._batches(todo, states, halt):
                 out.put(batch)
@@ -270,8 +298,9 @@ class Indexer:
         except BaseException as exc:  # handed to the consuming thread, which re-raises it
             out.put(exc)
 
-    def _batches(self, todo: list[Candidate], states: dict[str, FileState],
-                 halt: threading.Event) -> Iterator[list[_Prepared]]:
+    def _batches(
+        self, todo: list[Candidate], states: dict[str, FileState], halt: threading.Event
+    ) -> Iterator[list[_Prepared]]:
         batch: list[_Prepared] = []
         pending = 0
         for cand in todo:
@@ -296,8 +325,14 @@ class Indexer:
         parent = self._parent_states.get(cand.rel_path)
         if parent is not None and parent.status == "indexed" and parent.sha256 == source.sha256:
             return _Prepared(cand, copy=(source.size, source.sha256))
-        chunks = chunk_file(source.text, cand.language, cand.rel_path, self.embedder.count_tokens,
-                            max_tokens=self.chunk_tokens, overlap_tokens=self.options.overlap_tokens)
+        chunks = chunk_file(
+            source.text,
+            cand.language,
+            cand.rel_path,
+            self.embedder.count_tokens,
+            max_tokens=self.chunk_tokens,
+            overlap_tokens=self.options.overlap_tokens,
+        )
         headers = [document_header(ch, cand.rel_path) for ch in chunks]
         names = [name_text(ch, cand.rel_path) for ch in chunks]
         counts = self.embedder.count_tokens(headers + [n or "" for n in names]) if chunks else []
@@ -306,8 +341,9 @@ class Indexer:
         for ordinal, (ch, header, name) in enumerate(zip(chunks, headers, names, strict=True)):
             doc = header + "\n" + ch.text
             digest = document_hash(doc)
-            documents.setdefault(digest, _Document(doc, ch.text, ch.token_count + counts[ordinal], name,
-                                                   counts[len(chunks) + ordinal]))
+            documents.setdefault(
+                digest, _Document(doc, ch.text, ch.token_count + counts[ordinal], name, counts[len(chunks) + ordinal])
+            )
             refs.append(_ref(ch, digest, ordinal, cand.rel_path))
         write = FileWrite(cand.rel_path, source.size, cand.mtime_ns, source.sha256, cand.language, refs)
         return _Prepared(cand, write=write, documents=documents)
@@ -325,23 +361,28 @@ class Indexer:
         vectors = self._runner.submit([d.text for _, d in missing] + [d.name for d in named], tokens)
         return _InFlight(batch, missing, tokens, vectors)
 
-    def _finish_batch(self, scope_id: str, flight: _InFlight, stats: IndexStats,
-                      reporter: ProgressReporter, stop: Callable[[], bool]) -> bool:
+    def _finish_batch(
+        self, scope_id: str, flight: _InFlight, stats: IndexStats, reporter: ProgressReporter, stop: Callable[[], bool]
+    ) -> bool:
         """Wait for the batch's vectors and write it; False when stopped first (nothing written)."""
         batch, missing, tokens = flight.batch, flight.missing, flight.tokens
         vectors = self._runner.collect(flight.vectors, stop, reporter.tick)
         if vectors is None:
             return False
-        name_vectors = iter(vectors[len(missing):])
-        new_chunks = [NewChunk(h, d.lines, d.tokens, vec, next(name_vectors) if d.name else None)
-                      for (h, d), vec in zip(missing, vectors[:len(missing)], strict=True)]
-        skipped = [SkippedFile(i.cand.rel_path, i.cand.size, i.cand.mtime_ns, i.skip_reason)
-                   for i in batch if i.skip_reason]
+        name_vectors = iter(vectors[len(missing) :])
+        new_chunks = [
+            NewChunk(h, d.lines, d.tokens, vec, next(name_vectors) if d.name else None)
+            for (h, d), vec in zip(missing, vectors[: len(missing)], strict=True)
+        ]
+        skipped = [
+            SkippedFile(i.cand.rel_path, i.cand.size, i.cand.mtime_ns, i.skip_reason) for i in batch if i.skip_reason
+        ]
         touched = [(i.cand.rel_path, i.cand.size, i.cand.mtime_ns) for i in batch if i.unchanged]
         copies = self._copies_from_parent([i for i in batch if i.copy])
         writes = [i.write for i in batch if i.write is not None] + copies
-        self.store.write_batch(scope_id, self.embedder.model_id, new_chunks, files=writes, skipped=skipped,
-                               touched=touched)
+        self.store.write_batch(
+            scope_id, self.embedder.model_id, new_chunks, files=writes, skipped=skipped, touched=touched
+        )
         for item in batch:
             if item.skip_reason:
                 stats.skipped[item.skip_reason] = stats.skipped.get(item.skip_reason, 0) + 1
@@ -352,9 +393,13 @@ class Indexer:
         stats.chunks_embedded += len(new_chunks)
         stats.tokens_embedded += sum(min(t + 2, self.embedder.max_tokens) for t in tokens)
         p = reporter.current
-        reporter.update(phase="in_progress", files_done=p.files_done + len(batch),
-                        bytes_done=p.bytes_done + sum(i.cand.size for i in batch),
-                        chunks_embedded=stats.chunks_embedded, tokens_embedded=stats.tokens_embedded)
+        reporter.update(
+            phase="in_progress",
+            files_done=p.files_done + len(batch),
+            bytes_done=p.bytes_done + sum(i.cand.size for i in batch),
+            chunks_embedded=stats.chunks_embedded,
+            tokens_embedded=stats.tokens_embedded,
+        )
         return True
 
     def _copies_from_parent(self, items: list[_Prepared]) -> list[FileWrite]:
@@ -370,8 +415,17 @@ class Indexer:
 
 def _ref(chunk: Chunk, digest: str, ordinal: int, rel_path: str) -> ChunkRef:
     """The chunk's place in the file at `rel_path`, with that place's keyword-index text."""
-    return ChunkRef(digest, ordinal, chunk.start_line, chunk.end_line, chunk.chunk_type, chunk.symbol_name,
-                    chunk.symbol_type, chunk.parent_symbol, *keyword_fields(chunk, rel_path))
+    return ChunkRef(
+        digest,
+        ordinal,
+        chunk.start_line,
+        chunk.end_line,
+        chunk.chunk_type,
+        chunk.symbol_name,
+        chunk.symbol_type,
+        chunk.parent_symbol,
+        *keyword_fields(chunk, rel_path),
+    )
 
 
 def _encodable(path: str) -> bool:

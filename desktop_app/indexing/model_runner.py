@@ -32,12 +32,15 @@ class ModelRunner:
         """Queue `texts` (token counts in `tokens`) for the model, sorted by length into slices; the caller
         can prepare or write other work while they run."""
         order = sorted(range(len(texts)), key=tokens.__getitem__)
-        slices = [(part, self._pool.submit(self.embedder.embed_documents, [texts[i] for i in part]))
-                  for part in _slices(order, tokens, SLICE_TOKENS)]
+        slices = [
+            (part, self._pool.submit(self.embedder.embed_documents, [texts[i] for i in part]))
+            for part in _slices(order, tokens, SLICE_TOKENS)
+        ]
         return PendingVectors(len(texts), self.embedder.dims, slices)
 
-    def collect(self, pending: PendingVectors, stop: Callable[[], bool],
-                tick: Callable[[], None] = lambda: None) -> np.ndarray | None:
+    def collect(
+        self, pending: PendingVectors, stop: Callable[[], bool], tick: Callable[[], None] = lambda: None
+    ) -> np.ndarray | None:
         """Wait for submitted vectors, serving `idle` meanwhile; None (and the rest dropped) when stopped."""
         out = np.zeros((pending.count, pending.dims), dtype=np.float32)
         for part, future in pending.slices:
@@ -53,8 +56,9 @@ class ModelRunner:
                     tick()
         return out
 
-    def embed(self, texts: list[str], tokens: list[int], stop: Callable[[], bool],
-              tick: Callable[[], None] = lambda: None) -> np.ndarray | None:
+    def embed(
+        self, texts: list[str], tokens: list[int], stop: Callable[[], bool], tick: Callable[[], None] = lambda: None
+    ) -> np.ndarray | None:
         """Vectors for `texts` (token counts in `tokens`), or None when stopped first."""
         return self.collect(self.submit(texts, tokens), stop, tick)
 

@@ -42,8 +42,13 @@ class ProgressReporter:
 
     `clock` is injectable so the pacing can be tested without waiting on real time."""
 
-    def __init__(self, sink: Callable[[Progress], None] | None, root: str,
-                 interval_s: float = PROGRESS_INTERVAL_S, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        sink: Callable[[Progress], None] | None,
+        root: str,
+        interval_s: float = PROGRESS_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self._sink = sink
         self._interval = interval_s
         self._clock = clock

@@ -18,8 +18,13 @@ from .progress import Progress, ProgressReporter
 BATCH = 256
 
 
-def reembed(store: Store, embedder: Embedder, idle: Callable[[], None] | None = None,
-            progress: Callable[[Progress], None] | None = None, should_stop: Callable[[], bool] | None = None) -> bool:
+def reembed(
+    store: Store,
+    embedder: Embedder,
+    idle: Callable[[], None] | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> bool:
     """Give every chunk a vector of `embedder`'s model, then activate it; False when stopped first."""
     stop = should_stop or (lambda: False)
     store.register_model(embedder.model_id, embedder.dims, model_source(embedder.spec))
@@ -39,9 +44,11 @@ def reembed(store: Store, embedder: Embedder, idle: Callable[[], None] | None = 
             vectors = runner.embed(texts, embedder.count_tokens(texts), stop, reporter.tick)
             if vectors is None:
                 return False
-            name_vectors = iter(vectors[len(docs):])
-            store.add_vectors(embedder.model_id, [(m.chunk_id, vectors[i], next(name_vectors) if names[i] else None)
-                                                  for i, m in enumerate(batch)])
+            name_vectors = iter(vectors[len(docs) :])
+            store.add_vectors(
+                embedder.model_id,
+                [(m.chunk_id, vectors[i], next(name_vectors) if names[i] else None) for i, m in enumerate(batch)],
+            )
             done += len(batch)
             reporter.update(phase="in_progress", files_done=done, chunks_embedded=done)
         if stop():

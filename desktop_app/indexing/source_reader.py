@@ -28,11 +28,26 @@ SYMLINK_OUTSIDE_ROOT = "symlink_outside_root"
 SYMLINK_LOOP = "symlink_loop"
 DANGLING_SYMLINK = "dangling_symlink"
 
-_LOCK_FILE_NAMES = frozenset(name.lower() for name in (
-    "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "npm-shrinkwrap.json", "Cargo.lock",
-    "poetry.lock", "Pipfile.lock", "composer.lock", "Gemfile.lock", "go.sum", "uv.lock", "pdm.lock",
-    "bun.lockb", "flake.lock", "packages.lock.json",
-))
+_LOCK_FILE_NAMES = frozenset(
+    name.lower()
+    for name in (
+        "package-lock.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "npm-shrinkwrap.json",
+        "Cargo.lock",
+        "poetry.lock",
+        "Pipfile.lock",
+        "composer.lock",
+        "Gemfile.lock",
+        "go.sum",
+        "uv.lock",
+        "pdm.lock",
+        "bun.lockb",
+        "flake.lock",
+        "packages.lock.json",
+    )
+)
 
 _SNIFF_BYTES = 8192
 _READ_CHUNK = 1 << 20
@@ -43,8 +58,10 @@ _CONTROL_BYTES = bytes(b for b in [*range(0x20), 0x7F] if b not in _TEXT_CONTROL
 _NON_CONTROL_BYTES = bytes(b for b in range(256) if b not in _CONTROL_BYTES)
 # UTF-32 first: its little-endian BOM begins with the UTF-16 one.
 _WIDE_BOMS = (
-    (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-    (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
 )
 # O_NONBLOCK keeps a FIFO that slipped in from blocking the open; neither flag exists everywhere.
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)

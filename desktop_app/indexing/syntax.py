@@ -23,8 +23,23 @@ LEADING = 2  # the line is a comment or an attribute that belongs to the definit
 
 _FUNCTIONS = frozenset({"function", "method"})
 # A function directly inside one of these is a method.
-_CLASS_LIKE = frozenset({"class", "struct", "union", "enum", "interface", "trait", "impl", "record", "object",
-                         "actor", "extension", "instance", "opaque"})
+_CLASS_LIKE = frozenset(
+    {
+        "class",
+        "struct",
+        "union",
+        "enum",
+        "interface",
+        "trait",
+        "impl",
+        "record",
+        "object",
+        "actor",
+        "extension",
+        "instance",
+        "opaque",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -95,7 +110,7 @@ def _reader(source: bytes, piece: int = 16384):
 
     def read(offset: int, _point) -> bytes:
         time.sleep(0)
-        return source[offset:offset + piece]
+        return source[offset : offset + piece]
 
     return read
 
@@ -154,16 +169,29 @@ class _Walker:
         described = resolver(node) if resolver is not None else None
         return (node, *described) if described is not None else None
 
-    def _define(self, outer: Node, node: Node, symbol_type: str, written: str, parent: str | None,
-                in_class: bool, found: list[Definition]) -> None:
+    def _define(
+        self,
+        outer: Node,
+        node: Node,
+        symbol_type: str,
+        written: str,
+        parent: str | None,
+        in_class: bool,
+        found: list[Definition],
+    ) -> None:
         qualifier, name = _split_name(written)
         parent = _join(parent, *qualifier)
         header, end = outer.start_point.row, _end_row(outer, self.source)
         if symbol_type in _FUNCTIONS:
             if header > self.last and name:
                 previous = found[-1] if found else None
-                if (self.grammar.clauses and previous is not None and previous.is_function
-                        and previous.name == name and previous.parent == parent):
+                if (
+                    self.grammar.clauses
+                    and previous is not None
+                    and previous.is_function
+                    and previous.name == name
+                    and previous.parent == parent
+                ):
                     found[-1] = replace(previous, end=end)
                 else:
                     kind = "method" if in_class or qualifier else "function"
@@ -190,7 +218,7 @@ class _Walker:
 
     def _mark(self, node: Node, bits: int) -> None:
         line_start = node.start_byte - node.start_point.column
-        if self.source[line_start:node.start_byte].strip():
+        if self.source[line_start : node.start_byte].strip():
             return  # a trailing comment after code: the line is code
         for row in range(node.start_point.row, _end_row(node, self.source) + 1):
             self.flags[row] |= bits
@@ -200,13 +228,16 @@ def _end_row(node: Node, source: bytes) -> int:
     row, column = node.end_point
     # Some grammars end a node after its newline: a comment at column 0 of the next line, a Scala
     # definition without braces in the indentation of the next one.
-    ends_in_indent = not source[node.end_byte - column:node.end_byte].strip()
+    ends_in_indent = not source[node.end_byte - column : node.end_byte].strip()
     return row - 1 if ends_in_indent and row > node.start_point.row else row
 
 
 def _is_docstring(node: Node) -> bool:
-    return (node.type == "expression_statement" and node.named_child_count == 1
-            and node.named_children[0].type in ("string", "concatenated_string"))
+    return (
+        node.type == "expression_statement"
+        and node.named_child_count == 1
+        and node.named_children[0].type in ("string", "concatenated_string")
+    )
 
 
 def _text(node: Node | None) -> str:
@@ -240,13 +271,16 @@ def _split_name(written: str) -> tuple[list[str], str]:
 
 # ---- resolvers -------------------------------------------------------------------------------------
 
+
 def _named(symbol_type: str, *, needs_body: bool = False) -> Resolver:
     """A definition named by its `name` field; `needs_body` rejects declarations and prototypes."""
+
     def resolve(node: Node) -> tuple[str, str] | None:
         name = node.child_by_field_name("name")
         if name is None or (needs_body and node.child_by_field_name("body") is None):
             return None
         return symbol_type, _text(name)
+
     return resolve
 
 
@@ -259,8 +293,12 @@ def _c_function(node: Node) -> tuple[str, str] | None:
     return ("function", _text(target)) if target is not None else None
 
 
-_C_TYPES = {"struct_specifier": "struct", "union_specifier": "union", "enum_specifier": "enum",
-            "class_specifier": "class"}
+_C_TYPES = {
+    "struct_specifier": "struct",
+    "union_specifier": "union",
+    "enum_specifier": "enum",
+    "class_specifier": "class",
+}
 
 
 def _c_typedef(node: Node) -> tuple[str, str] | None:
@@ -299,8 +337,7 @@ def _go_type(node: Node) -> tuple[str, str] | None:
     return (kind, _text(name)) if kind and name is not None else None
 
 
-_JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function",
-                                 "generator_function"})
+_JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 
 
 def _js_variable(node: Node) -> tuple[str, str] | None:
@@ -348,8 +385,12 @@ def _kotlin_class(node: Node) -> tuple[str, str] | None:
         return None
     if any(child.type == "interface" for child in node.children):
         kind = "interface"
-    elif any(modifier.type == "class_modifier" and modifier.text == b"enum"
-             for child in node.named_children if child.type == "modifiers" for modifier in child.named_children):
+    elif any(
+        modifier.type == "class_modifier" and modifier.text == b"enum"
+        for child in node.named_children
+        if child.type == "modifiers"
+        for modifier in child.named_children
+    ):
         kind = "enum"
     else:
         kind = "class"
@@ -420,8 +461,12 @@ def _lua_assignment(node: Node) -> tuple[str, str] | None:
     """`M.draw = function() ... end` (one target, one function value) defines M.draw."""
     lists = {child.type: child.named_children for child in node.named_children}
     targets, values = lists.get("variable_list", []), lists.get("expression_list", [])
-    if len(targets) != 1 or len(values) != 1 or targets[0].type not in _LUA_NAMES \
-            or values[0].type != "function_definition":
+    if (
+        len(targets) != 1
+        or len(values) != 1
+        or targets[0].type not in _LUA_NAMES
+        or values[0].type != "function_definition"
+    ):
         return None
     return "function", _text(targets[0])
 
@@ -451,8 +496,7 @@ def _haskell_signature(node: Node) -> tuple[str, str] | None:
     # the class stays whole rather than cut into one-line methods.
     if resolved is not None and node.parent is not None and node.parent.type == "class_declarations":
         following = node.next_named_sibling
-        if following is None or following.type not in ("function", "bind") \
-                or _haskell_function(following) != resolved:
+        if following is None or following.type not in ("function", "bind") or _haskell_function(following) != resolved:
             return None
     return resolved
 
@@ -465,8 +509,9 @@ def _haskell_instance(node: Node) -> tuple[str, str] | None:
     return ("instance", _text(target)) if target is not None else None
 
 
-_ELIXIR_FUNCTIONS = frozenset({"def", "defp", "defmacro", "defmacrop", "defguard", "defguardp",
-                               "defdelegate", "defn", "defnp"})
+_ELIXIR_FUNCTIONS = frozenset(
+    {"def", "defp", "defmacro", "defmacrop", "defguard", "defguardp", "defdelegate", "defn", "defnp"}
+)
 _ELIXIR_TYPES = {"defmodule": "module", "defprotocol": "protocol", "defimpl": "impl"}
 
 
@@ -500,8 +545,12 @@ def _elixir_call(node: Node) -> tuple[str, str] | None:
     return _ELIXIR_TYPES[keyword], name
 
 
-_ZIG_CONTAINERS = {"struct_declaration": "struct", "enum_declaration": "enum", "union_declaration": "union",
-                   "opaque_declaration": "opaque"}
+_ZIG_CONTAINERS = {
+    "struct_declaration": "struct",
+    "enum_declaration": "enum",
+    "union_declaration": "union",
+    "opaque_declaration": "opaque",
+}
 
 
 def _zig_container(node: Node) -> tuple[str, str] | None:
@@ -518,38 +567,52 @@ _FUNCTION = _named("function")
 _FUNCTION_WITH_BODY = _named("function", needs_body=True)
 
 _JAVASCRIPT = _Grammar(
-    "tree_sitter_javascript", "language",
-    kinds={"function_declaration": _FUNCTION, "generator_function_declaration": _FUNCTION,
-           "class_declaration": _named("class"), "method_definition": _FUNCTION,
-           "lexical_declaration": _js_variable, "variable_declaration": _js_variable,
-           "field_definition": _js_field},
+    "tree_sitter_javascript",
+    "language",
+    kinds={
+        "function_declaration": _FUNCTION,
+        "generator_function_declaration": _FUNCTION,
+        "class_declaration": _named("class"),
+        "method_definition": _FUNCTION,
+        "lexical_declaration": _js_variable,
+        "variable_declaration": _js_variable,
+        "field_definition": _js_field,
+    },
     transparent=frozenset({"class_body"}),
     wrappers=frozenset({"export_statement"}),
     attributes=frozenset({"decorator"}),
 )
 
 _TYPESCRIPT = replace(
-    _JAVASCRIPT, module="tree_sitter_typescript", entry="language_typescript",
-    kinds={**_JAVASCRIPT.kinds, "abstract_class_declaration": _named("class"),
-           "interface_declaration": _named("interface"), "enum_declaration": _named("enum"),
-           "internal_module": _named("namespace"), "public_field_definition": _js_field},
+    _JAVASCRIPT,
+    module="tree_sitter_typescript",
+    entry="language_typescript",
+    kinds={
+        **_JAVASCRIPT.kinds,
+        "abstract_class_declaration": _named("class"),
+        "interface_declaration": _named("interface"),
+        "enum_declaration": _named("enum"),
+        "internal_module": _named("namespace"),
+        "public_field_definition": _js_field,
+    },
     transparent=frozenset({"class_body", "statement_block"}),
     # `namespace X {}` parses as an expression statement; `declare ...` as an ambient declaration.
     wrappers=frozenset({"export_statement", "expression_statement", "ambient_declaration"}),
 )
 
 _C_KINDS: dict[str, Resolver] = {
-    "function_definition": _c_function, "type_definition": _c_typedef,
+    "function_definition": _c_function,
+    "type_definition": _c_typedef,
     "struct_specifier": _named("struct", needs_body=True),
     "union_specifier": _named("union", needs_body=True),
     "enum_specifier": _named("enum", needs_body=True),
 }
-_PREPROCESSOR = frozenset({"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif",
-                           "preproc_elifdef"})
+_PREPROCESSOR = frozenset({"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"})
 
 _GRAMMARS: dict[str, _Grammar] = {
     "python": _Grammar(
-        "tree_sitter_python", "language",
+        "tree_sitter_python",
+        "language",
         kinds={"function_definition": _FUNCTION, "class_definition": _named("class")},
         transparent=frozenset({"block"}),
         wrappers=frozenset({"decorated_definition"}),
@@ -559,111 +622,183 @@ _GRAMMARS: dict[str, _Grammar] = {
     "typescript": _TYPESCRIPT,
     "tsx": replace(_TYPESCRIPT, entry="language_tsx"),
     "rust": _Grammar(
-        "tree_sitter_rust", "language",
-        kinds={"function_item": _FUNCTION, "struct_item": _named("struct"), "enum_item": _named("enum"),
-               "union_item": _named("union"), "trait_item": _named("trait"), "impl_item": _rust_impl,
-               "mod_item": _named("module", needs_body=True)},
+        "tree_sitter_rust",
+        "language",
+        kinds={
+            "function_item": _FUNCTION,
+            "struct_item": _named("struct"),
+            "enum_item": _named("enum"),
+            "union_item": _named("union"),
+            "trait_item": _named("trait"),
+            "impl_item": _rust_impl,
+            "mod_item": _named("module", needs_body=True),
+        },
         transparent=frozenset({"declaration_list"}),
         comments=frozenset({"line_comment", "block_comment"}),
         attributes=frozenset({"attribute_item"}),
     ),
     "go": _Grammar(
-        "tree_sitter_go", "language",
-        kinds={"function_declaration": _FUNCTION_WITH_BODY, "method_declaration": _go_method,
-               "type_declaration": _go_type},
+        "tree_sitter_go",
+        "language",
+        kinds={
+            "function_declaration": _FUNCTION_WITH_BODY,
+            "method_declaration": _go_method,
+            "type_declaration": _go_type,
+        },
     ),
     "java": _Grammar(
-        "tree_sitter_java", "language",
-        kinds={"class_declaration": _named("class"), "interface_declaration": _named("interface"),
-               "enum_declaration": _named("enum"), "record_declaration": _named("record"),
-               "method_declaration": _FUNCTION_WITH_BODY, "constructor_declaration": _FUNCTION},
+        "tree_sitter_java",
+        "language",
+        kinds={
+            "class_declaration": _named("class"),
+            "interface_declaration": _named("interface"),
+            "enum_declaration": _named("enum"),
+            "record_declaration": _named("record"),
+            "method_declaration": _FUNCTION_WITH_BODY,
+            "constructor_declaration": _FUNCTION,
+        },
         transparent=frozenset({"class_body", "interface_body", "enum_body", "enum_body_declarations"}),
         comments=frozenset({"line_comment", "block_comment"}),
     ),
     "csharp": _Grammar(
-        "tree_sitter_c_sharp", "language",
-        kinds={"namespace_declaration": _named("namespace"), "class_declaration": _named("class"),
-               "struct_declaration": _named("struct"), "interface_declaration": _named("interface"),
-               "enum_declaration": _named("enum"), "record_declaration": _named("record"),
-               "method_declaration": _FUNCTION_WITH_BODY, "constructor_declaration": _FUNCTION},
+        "tree_sitter_c_sharp",
+        "language",
+        kinds={
+            "namespace_declaration": _named("namespace"),
+            "class_declaration": _named("class"),
+            "struct_declaration": _named("struct"),
+            "interface_declaration": _named("interface"),
+            "enum_declaration": _named("enum"),
+            "record_declaration": _named("record"),
+            "method_declaration": _FUNCTION_WITH_BODY,
+            "constructor_declaration": _FUNCTION,
+        },
         transparent=frozenset({"declaration_list"}),
         scopes=frozenset({"file_scoped_namespace_declaration"}),
     ),
     "c": _Grammar(
-        "tree_sitter_c", "language",
+        "tree_sitter_c",
+        "language",
         kinds=_C_KINDS,
         transparent=_PREPROCESSOR,
     ),
     "cpp": _Grammar(
-        "tree_sitter_cpp", "language",
-        kinds={**_C_KINDS, "class_specifier": _named("class", needs_body=True),
-               "namespace_definition": _named("namespace")},
+        "tree_sitter_cpp",
+        "language",
+        kinds={
+            **_C_KINDS,
+            "class_specifier": _named("class", needs_body=True),
+            "namespace_definition": _named("namespace"),
+        },
         # An anonymous namespace is no symbol, but the functions in it are.
-        transparent=_PREPROCESSOR | {"namespace_definition", "declaration_list", "field_declaration_list",
-                                     "linkage_specification"},
+        transparent=_PREPROCESSOR
+        | {"namespace_definition", "declaration_list", "field_declaration_list", "linkage_specification"},
         wrappers=frozenset({"template_declaration"}),
     ),
     "ruby": _Grammar(
-        "tree_sitter_ruby", "language",
-        kinds={"class": _named("class"), "module": _named("module"), "method": _FUNCTION,
-               "singleton_method": _FUNCTION},
+        "tree_sitter_ruby",
+        "language",
+        kinds={
+            "class": _named("class"),
+            "module": _named("module"),
+            "method": _FUNCTION,
+            "singleton_method": _FUNCTION,
+        },
         transparent=frozenset({"body_statement", "singleton_class"}),
     ),
     "php": _Grammar(
-        "tree_sitter_php", "language_php",
-        kinds={"class_declaration": _named("class"), "interface_declaration": _named("interface"),
-               "trait_declaration": _named("trait"), "enum_declaration": _named("enum"),
-               "function_definition": _FUNCTION, "method_declaration": _FUNCTION_WITH_BODY,
-               "namespace_definition": _named("namespace", needs_body=True)},
+        "tree_sitter_php",
+        "language_php",
+        kinds={
+            "class_declaration": _named("class"),
+            "interface_declaration": _named("interface"),
+            "trait_declaration": _named("trait"),
+            "enum_declaration": _named("enum"),
+            "function_definition": _FUNCTION,
+            "method_declaration": _FUNCTION_WITH_BODY,
+            "namespace_definition": _named("namespace", needs_body=True),
+        },
         transparent=frozenset({"declaration_list", "compound_statement", "namespace_definition"}),
         scopes=frozenset({"namespace_definition"}),
     ),
     "bash": _Grammar(
-        "tree_sitter_bash", "language",
+        "tree_sitter_bash",
+        "language",
         kinds={"function_definition": _FUNCTION},
     ),
     "kotlin": _Grammar(
-        "tree_sitter_kotlin", "language",
-        kinds={"class_declaration": _kotlin_class, "object_declaration": _named("object"),
-               "companion_object": _kotlin_companion, "function_declaration": _kotlin_function,
-               "secondary_constructor": _keyword("function", "constructor")},
+        "tree_sitter_kotlin",
+        "language",
+        kinds={
+            "class_declaration": _kotlin_class,
+            "object_declaration": _named("object"),
+            "companion_object": _kotlin_companion,
+            "function_declaration": _kotlin_function,
+            "secondary_constructor": _keyword("function", "constructor"),
+        },
         # `class A : B by b { ... }` parses its body as a lambda passed to `b`: the members are in there.
-        transparent=_KOTLIN_BODIES | {"delegation_specifiers", "delegation_specifier", "explicit_delegation",
-                                      "call_expression", "annotated_lambda", "lambda_literal"},
+        transparent=_KOTLIN_BODIES
+        | {
+            "delegation_specifiers",
+            "delegation_specifier",
+            "explicit_delegation",
+            "call_expression",
+            "annotated_lambda",
+            "lambda_literal",
+        },
         comments=frozenset({"line_comment", "block_comment"}),
     ),
     "swift": _Grammar(
-        "tree_sitter_swift", "language",
-        kinds={"class_declaration": _swift_type, "protocol_declaration": _named("protocol"),
-               "function_declaration": _FUNCTION, "init_declaration": _keyword("function", "init"),
-               "deinit_declaration": _keyword("function", "deinit"),
-               "subscript_declaration": _keyword("function", "subscript")},
+        "tree_sitter_swift",
+        "language",
+        kinds={
+            "class_declaration": _swift_type,
+            "protocol_declaration": _named("protocol"),
+            "function_declaration": _FUNCTION,
+            "init_declaration": _keyword("function", "init"),
+            "deinit_declaration": _keyword("function", "deinit"),
+            "subscript_declaration": _keyword("function", "subscript"),
+        },
         # Protocol requirements (protocol_function_declaration) are declarations, left out as in Java.
         transparent=frozenset({"class_body", "enum_class_body", "protocol_body"}),
         comments=frozenset({"comment", "multiline_comment"}),
     ),
     "scala": _Grammar(
-        "tree_sitter_scala", "language",
-        kinds={"class_definition": _named("class"), "object_definition": _named("object"),
-               "trait_definition": _named("trait"), "enum_definition": _named("enum"),
-               "package_object": _named("object"), "extension_definition": _scala_extension,
-               "given_definition": _scala_given,
-               # function_declaration is an abstract `def` without a body, left out as in Java.
-               "function_definition": _FUNCTION},
+        "tree_sitter_scala",
+        "language",
+        kinds={
+            "class_definition": _named("class"),
+            "object_definition": _named("object"),
+            "trait_definition": _named("trait"),
+            "enum_definition": _named("enum"),
+            "package_object": _named("object"),
+            "extension_definition": _scala_extension,
+            "given_definition": _scala_given,
+            # function_declaration is an abstract `def` without a body, left out as in Java.
+            "function_definition": _FUNCTION,
+        },
         transparent=frozenset({"template_body", "enum_body", "with_template_body"}),
         comments=frozenset({"comment", "block_comment"}),
     ),
     "lua": _Grammar(
-        "tree_sitter_lua", "language",
+        "tree_sitter_lua",
+        "language",
         kinds={"function_declaration": _lua_function, "assignment_statement": _lua_assignment},
         # `local draw = function() ... end` is an assignment inside a local variable declaration.
         wrappers=frozenset({"variable_declaration"}),
     ),
     "haskell": _Grammar(
-        "tree_sitter_haskell", "language",
-        kinds={"signature": _haskell_signature, "function": _haskell_function, "bind": _haskell_function,
-               "data_type": _named("data"), "newtype": _named("newtype"), "class": _named("class"),
-               "instance": _haskell_instance},
+        "tree_sitter_haskell",
+        "language",
+        kinds={
+            "signature": _haskell_signature,
+            "function": _haskell_function,
+            "bind": _haskell_function,
+            "data_type": _named("data"),
+            "newtype": _named("newtype"),
+            "class": _named("class"),
+            "instance": _haskell_instance,
+        },
         # The haddock comment above the first declaration is parsed as part of the imports.
         transparent=frozenset({"declarations", "imports", "class_declarations", "instance_declarations"}),
         comments=frozenset({"comment", "haddock"}),
@@ -671,7 +806,8 @@ _GRAMMARS: dict[str, _Grammar] = {
         clauses=True,
     ),
     "elixir": _Grammar(
-        "tree_sitter_elixir", "language",
+        "tree_sitter_elixir",
+        "language",
         kinds={"call": _elixir_call},
         transparent=frozenset({"do_block"}),
         # Module attributes: @doc, @spec and @impl belong to the def below them.
@@ -679,7 +815,8 @@ _GRAMMARS: dict[str, _Grammar] = {
         clauses=True,
     ),
     "zig": _Grammar(
-        "tree_sitter_zig", "language",
+        "tree_sitter_zig",
+        "language",
         kinds={"function_declaration": _FUNCTION_WITH_BODY, "variable_declaration": _zig_container},
         transparent=frozenset(_ZIG_CONTAINERS),
     ),

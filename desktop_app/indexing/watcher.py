@@ -36,9 +36,14 @@ class _Handler(FileSystemEventHandler):
 
 
 class ChangeWatcher:
-    def __init__(self, on_changes: Callable[[str, set[str]], None], ignore: Iterable[Path] = (),
-                 quiet_s: float = QUIET_S, max_delay_s: float = MAX_DELAY_S,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        on_changes: Callable[[str, set[str]], None],
+        ignore: Iterable[Path] = (),
+        quiet_s: float = QUIET_S,
+        max_delay_s: float = MAX_DELAY_S,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self._on_changes = on_changes
         self._clock = clock  # injectable, so the debounce can be tested without waiting on real time
         self._ignore = {str(p) for p in ignore}
@@ -101,6 +106,9 @@ class ChangeWatcher:
 
     def _take_due(self, now: float) -> list[tuple[str, set[str]]]:
         """The roots quiet for `quiet_s` (or churning for `max_delay_s`) with their paths; the lock is held."""
-        due = [r for r, (first, last, _) in self._pending.items()
-               if now - last >= self._quiet or now - first >= self._max_delay]
+        due = [
+            r
+            for r, (first, last, _) in self._pending.items()
+            if now - last >= self._quiet or now - first >= self._max_delay
+        ]
         return [(r, self._pending.pop(r)[2]) for r in due]

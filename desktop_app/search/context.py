@@ -34,4 +34,4 @@ def expand(lines: list[str], start_line: int, end_line: int, n: int) -> tuple[in
     count = len(lines) - 1 if lines and lines[-1] == "" else len(lines)
     first = max(1, start_line - n)
     last = min(count, end_line + n)
-    return first, last, "\n".join(lines[first - 1:last])
+    return first, last, "\n".join(lines[first - 1 : last])

@@ -16,8 +16,13 @@ def overlap_share(a: tuple[int, int], b: tuple[int, int]) -> float:
     return shared / min(a[1] - a[0] + 1, b[1] - b[0] + 1)
 
 
-def merge_overlapping(ranked: Sequence[T], key: Callable[[T], tuple[str, int, int]], threshold: float,
-                      merge: Callable[[T, T], None], limit: int | None = None) -> list[T]:
+def merge_overlapping(
+    ranked: Sequence[T],
+    key: Callable[[T], tuple[str, int, int]],
+    threshold: float,
+    merge: Callable[[T, T], None],
+    limit: int | None = None,
+) -> list[T]:
     """Keep results in rank order, folding each into an earlier one from the same file that it
     overlaps by more than `threshold`; `merge(kept, dropped)` lets the kept one absorb labels.
     Stops once `limit` results are kept: what ranks below them cannot change them."""
@@ -27,8 +32,7 @@ def merge_overlapping(ranked: Sequence[T], key: Callable[[T], tuple[str, int, in
         if limit is not None and len(kept) >= limit:
             break
         path, start, end = key(item)
-        into = next((k for k in by_file.get(path, ())
-                     if overlap_share(key(k)[1:], (start, end)) > threshold), None)
+        into = next((k for k in by_file.get(path, ()) if overlap_share(key(k)[1:], (start, end)) > threshold), None)
         if into is None:
             kept.append(item)
             by_file.setdefault(path, []).append(item)

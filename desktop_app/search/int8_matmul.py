@@ -47,9 +47,13 @@ def _tensor_value(name: str, elem_type: int, dims: tuple[int | str, ...]) -> byt
 def _matmul_integer_model() -> bytes:
     """ModelProto for Y[m, n] = A[m, k] @ B[k, n], A uint8, B int8, Y int32."""
     node = _bytes(1, "A") + _bytes(1, "B") + _bytes(2, "Y") + _bytes(4, "MatMulInteger")
-    graph = (_bytes(1, node) + _bytes(2, "int8_dot")
-             + _bytes(11, _tensor_value("A", _UINT8, ("m", "k"))) + _bytes(11, _tensor_value("B", _INT8, ("k", "n")))
-             + _bytes(12, _tensor_value("Y", _INT32, ("m", "n"))))
+    graph = (
+        _bytes(1, node)
+        + _bytes(2, "int8_dot")
+        + _bytes(11, _tensor_value("A", _UINT8, ("m", "k")))
+        + _bytes(11, _tensor_value("B", _INT8, ("k", "n")))
+        + _bytes(12, _tensor_value("Y", _INT32, ("m", "n")))
+    )
     return _int(1, _IR_VERSION) + _bytes(8, _bytes(1, "") + _int(2, _OPSET)) + _bytes(7, graph)
 
 

@@ -61,8 +61,10 @@ class Searcher:
         scopes = self._scopes(req)
         if req.filters.changed_only and any(s.type != "worktree" for s in scopes):
             main = next(s for s in scopes if s.type != "worktree")
-            raise SearchError(f"--changed compares a worktree with its main repository, but {main.root} is not "
-                              "a worktree scope; search a linked worktree with --root")
+            raise SearchError(
+                f"--changed compares a worktree with its main repository, but {main.root} is not "
+                "a worktree scope; search a linked worktree with --root"
+            )
         response = SearchResponse(req.query, req.mode, effective_mode=req.mode)
         response.partial = any(s.root in indexing_roots for s in scopes)
 
@@ -82,17 +84,26 @@ class Searcher:
             loaded = self.vectors.refresh(budget_s=0 if self._warming else None)
             response.vectors_loaded = 1.0 if loaded else self.vectors.loaded_share
             if not loaded:
-                response.notice = (f"the index is still loading ({response.vectors_loaded:.0%} of its vectors), so "
-                                   "semantic matches are partial")
+                response.notice = (
+                    f"the index is still loading ({response.vectors_loaded:.0%} of its vectors), so "
+                    "semantic matches are partial"
+                )
         response.results = self._retrieve(req, scopes, parse(req.query), query_vec, response.effective_mode)
         if req.context:
             self._add_context(response.results, req.context)
         response.elapsed_ms = (time.perf_counter() - started) * 1000
         if req.record_history:
-            self.store.add_history(HistoryEntry(
-                time.time(), req.query, ",".join(s.root for s in scopes) if len(scopes) < 4 else "(all scopes)",
-                req.mode, len(response.results), response.results[0].score if response.results else None,
-                round(response.elapsed_ms, 3)))
+            self.store.add_history(
+                HistoryEntry(
+                    time.time(),
+                    req.query,
+                    ",".join(s.root for s in scopes) if len(scopes) < 4 else "(all scopes)",
+                    req.mode,
+                    len(response.results),
+                    response.results[0].score if response.results else None,
+                    round(response.elapsed_ms, 3),
+                )
+            )
         return response
 
     # --- steps ----------------------------------------------------------------------------------
@@ -120,8 +131,9 @@ class Searcher:
         except Exception as exc:  # any model failure degrades to exact search rather than failing
             return None, f"{type(exc).__name__}: {exc}"
 
-    def _retrieve(self, req: SearchRequest, scopes: list[Scope], parsed: ParsedQuery,
-                  query_vec: np.ndarray | None, mode: str) -> list[SearchResult]:
+    def _retrieve(
+        self, req: SearchRequest, scopes: list[Scope], parsed: ParsedQuery, query_vec: np.ndarray | None, mode: str
+    ) -> list[SearchResult]:
         f = req.filters
         where = f.hit_filter()
         roots = {s.id: s.root for s in scopes}
@@ -134,17 +146,31 @@ class Searcher:
         while True:
             candidates, exhausted = self._candidates(scope_ids, parsed, query_vec, mode, where, fetch)
             rank_scores(candidates, parsed, mode, req.rerank)
-            ranked = sorted((c for c in candidates if c.score >= f.min_score),
-                            key=lambda c: (-c.score, c.hit.path, c.hit.start_line))
+            ranked = sorted(
+                (c for c in candidates if c.score >= f.min_score),
+                key=lambda c: (-c.score, c.hit.path, c.hit.start_line),
+            )
             ranked = merge_units(_drop_cross_scope_copies(ranked), _symbol_unit, _absorb)
-            kept = merge_overlapping(ranked, lambda c: (f"{c.hit.scope_id}/{c.hit.path}", c.hit.start_line,
-                                                        c.hit.end_line), req.overlap_threshold, _absorb, req.k)
+            kept = merge_overlapping(
+                ranked,
+                lambda c: (f"{c.hit.scope_id}/{c.hit.path}", c.hit.start_line, c.hit.end_line),
+                req.overlap_threshold,
+                _absorb,
+                req.k,
+            )
             if len(kept) >= req.k or exhausted or fetch >= MAX_FETCH:
-                return [_result(c, roots[c.hit.scope_id]) for c in kept[:req.k]]
+                return [_result(c, roots[c.hit.scope_id]) for c in kept[: req.k]]
             fetch = min(MAX_FETCH, fetch * 4)
 
-    def _candidates(self, scope_ids: list[str], parsed: ParsedQuery, query_vec: np.ndarray | None, mode: str,
-                    where: HitFilter, fetch: int) -> tuple[list[Candidate], bool]:
+    def _candidates(
+        self,
+        scope_ids: list[str],
+        parsed: ParsedQuery,
+        query_vec: np.ndarray | None,
+        mode: str,
+        where: HitFilter,
+        fetch: int,
+    ) -> tuple[list[Candidate], bool]:
         """Candidates by file_chunk id, and whether every retriever returned all it had."""
         by_id: dict[int, Candidate] = {}
         exhausted = True
@@ -172,13 +198,17 @@ class Searcher:
             self._fill_similarity(by_id, query_vec)
         return list(by_id.values()), exhausted
 
-    def _nearest(self, query_vec: np.ndarray, allowed: np.ndarray | None, fetch: int
-                 ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-        return (self.vectors.nearest(query_vec, allowed, fetch),
-                self.vectors.nearest(query_vec, allowed, fetch, names=True))
+    def _nearest(
+        self, query_vec: np.ndarray, allowed: np.ndarray | None, fetch: int
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        return (
+            self.vectors.nearest(query_vec, allowed, fetch),
+            self.vectors.nearest(query_vec, allowed, fetch, names=True),
+        )
 
-    def _keyword_side(self, scope_ids: list[str], parsed: ParsedQuery, mode: str, where: HitFilter,
-                      fetch: int) -> tuple[list[int], list[tuple[int, float]]]:
+    def _keyword_side(
+        self, scope_ids: list[str], parsed: ParsedQuery, mode: str, where: HitFilter, fetch: int
+    ) -> tuple[list[int], list[tuple[int, float]]]:
         """(file_chunk ids whose symbol is named in the query, (file_chunk id, bm25) keyword matches)."""
         names = list(parsed.identifiers)
         if parsed.looks_like_identifier and parsed.text not in names:
@@ -194,8 +224,9 @@ class Searcher:
                 break
         return symbol_ids, ranks
 
-    def _add_keyword_candidates(self, by_id: dict[int, Candidate], symbol_ids: list[int],
-                                ranks: list[tuple[int, float]], fetch: int) -> bool:
+    def _add_keyword_candidates(
+        self, by_id: dict[int, Candidate], symbol_ids: list[int], ranks: list[tuple[int, float]], fetch: int
+    ) -> bool:
         strengths = keyword_strengths(ranks)
         new_ids = [fid for fid in [*symbol_ids, *strengths] if fid not in by_id]
         for hit in self.store.hits_by_id(list(dict.fromkeys(new_ids))):
@@ -262,9 +293,19 @@ def _absorb(kept: Candidate, dropped: Candidate) -> None:
 def _result(c: Candidate, root: str) -> SearchResult:
     h = c.hit
     result = SearchResult(
-        path=h.path, start_line=h.start_line, end_line=h.end_line, score=c.score, relevance=c.relevance,
-        language=h.language, chunk_type=h.chunk_type, symbol_name=h.symbol_name, symbol_type=h.symbol_type,
-        parent_symbol=h.parent_symbol, snippet=h.text,
-        semantic_score=None if c.semantic is None else round(c.semantic, 4), scope_root=root,
-        file_sha256=h.file_sha256)
+        path=h.path,
+        start_line=h.start_line,
+        end_line=h.end_line,
+        score=c.score,
+        relevance=c.relevance,
+        language=h.language,
+        chunk_type=h.chunk_type,
+        symbol_name=h.symbol_name,
+        symbol_type=h.symbol_type,
+        parent_symbol=h.parent_symbol,
+        snippet=h.text,
+        semantic_score=None if c.semantic is None else round(c.semantic, 4),
+        scope_root=root,
+        file_sha256=h.file_sha256,
+    )
     return result

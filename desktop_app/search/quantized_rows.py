@@ -109,14 +109,14 @@ class QuantizedRows:
     def ids(self) -> np.ndarray:
         """Chunk id of every row, ascending (rows of removed vectors included)."""
         if self._ids is None:
-            self._ids = np.concatenate([b.ids[:b.size] for b in self._blocks] or [np.zeros(0, dtype=np.int64)])
+            self._ids = np.concatenate([b.ids[: b.size] for b in self._blocks] or [np.zeros(0, dtype=np.int64)])
         return self._ids
 
     @property
     def live(self) -> np.ndarray:
         """Whether each row's vector is still in the store."""
         if self._live is None:
-            self._live = np.concatenate([b.live[:b.size] for b in self._blocks] or [np.zeros(0, dtype=bool)])
+            self._live = np.concatenate([b.live[: b.size] for b in self._blocks] or [np.zeros(0, dtype=bool)])
         return self._live
 
     def live_ids(self) -> np.ndarray:
@@ -135,7 +135,7 @@ class QuantizedRows:
             block = self._writable_block(max(len(ids), upcoming) - done)
             # Quantised a cache-sized piece at a time: twice as fast as whole 20,000-row batches.
             take = min(block.capacity - block.size, len(ids) - done, _QUANTIZE_ROWS)
-            block.fill(ids[done:done + take], *quantize(rows[done:done + take]))
+            block.fill(ids[done : done + take], *quantize(rows[done : done + take]))
             done += take
         self.live_count += len(ids)
         self._ids = self._live = None
@@ -181,8 +181,8 @@ class QuantizedRows:
         out = np.empty(len(self), dtype=np.float32)
         start = 0
         for block in self._blocks:
-            dots = self._kernel(q_codes, block.codes, block.column_sums)[0, :block.size]
-            np.multiply(dots, block.scales[:block.size] * np.float32(q_scale), out=out[start:start + block.size])
+            dots = self._kernel(q_codes, block.codes, block.column_sums)[0, : block.size]
+            np.multiply(dots, block.scales[: block.size] * np.float32(q_scale), out=out[start : start + block.size])
             start += block.size
         return out
 
@@ -198,6 +198,6 @@ class QuantizedRows:
             residual[:, 0::2] = packed & 0x0F
             residual[:, 1::2] = packed >> 4
             # np.take: ~9x faster than fancy indexing along the second axis.
-            vectors = np.take(block.codes, cols, axis=1).T + (residual[:, :self.dims] - 8) / _RESIDUAL_STEPS
+            vectors = np.take(block.codes, cols, axis=1).T + (residual[:, : self.dims] - 8) / _RESIDUAL_STEPS
             out[sel] = (vectors @ query) * block.scales[cols]
         return out

@@ -17,13 +17,79 @@ _TOKEN = re.compile(r"\w+")
 MAX_TERMS = 64
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*$")
 # Words too common in natural-language questions to say anything about code.
-STOPWORDS = frozenset((
-    "a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "is", "are", "be", "by", "with", "from", "as",
-    "at", "it", "its", "this", "that", "these", "those", "into", "onto", "which", "what", "where", "when", "how",
-    "why", "do", "does", "did", "can", "could", "should", "would", "will", "we", "our", "you", "your", "i", "me",
-    "my", "any", "all", "some", "each", "every", "there", "their", "them", "they", "if", "then", "else", "not",
-    "no", "yes", "than", "so", "such", "via", "using", "use", "used",
-))
+STOPWORDS = frozenset(
+    (
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "and",
+        "or",
+        "is",
+        "are",
+        "be",
+        "by",
+        "with",
+        "from",
+        "as",
+        "at",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "into",
+        "onto",
+        "which",
+        "what",
+        "where",
+        "when",
+        "how",
+        "why",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "we",
+        "our",
+        "you",
+        "your",
+        "i",
+        "me",
+        "my",
+        "any",
+        "all",
+        "some",
+        "each",
+        "every",
+        "there",
+        "their",
+        "them",
+        "they",
+        "if",
+        "then",
+        "else",
+        "not",
+        "no",
+        "yes",
+        "than",
+        "so",
+        "such",
+        "via",
+        "using",
+        "use",
+        "used",
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -36,8 +102,11 @@ class ParsedQuery:
 
 def _looks_like_code(token: str) -> bool:
     """`read_file`, `parseHTTP`, `JSONDecoder`: shaped like an identifier, unlike a capitalised word."""
-    return ("_" in token.strip("_") or any(c.isupper() for c in token[1:])) and not token.isupper() \
+    return (
+        ("_" in token.strip("_") or any(c.isupper() for c in token[1:]))
+        and not token.isupper()
         or (token.isupper() and "_" in token)
+    )
 
 
 def _quote(term: str) -> str:
@@ -57,8 +126,9 @@ def parse(query: str) -> ParsedQuery:
         words.extend(content)
         # The splitter knows ASCII letter cases only (`ñandú` keeps just "and", a stopword). The keyword index
         # holds every word whole as well, so look for the word whole when its parts lost letters or say nothing.
-        if tok.lower() not in STOPWORDS and (not content or "".join(parts) != tok.replace("_", "").lower()
-                                             or not tok.isascii()):
+        if tok.lower() not in STOPWORDS and (
+            not content or "".join(parts) != tok.replace("_", "").lower() or not tok.isascii()
+        ):
             # as typed: FTS5 folds case with its own tables, which differ from str.lower() (e.g. Cherokee)
             words.append(tok)
     single = bool(_IDENTIFIER.match(text)) and " " not in text
@@ -66,8 +136,9 @@ def parse(query: str) -> ParsedQuery:
         last = re.split(r"\.|::|->", text)[-1]
         if last not in identifiers:
             identifiers.append(last)
-    return ParsedQuery(text, tuple(dict.fromkeys(words))[:MAX_TERMS], tuple(dict.fromkeys(identifiers))[:MAX_TERMS],
-                       single)
+    return ParsedQuery(
+        text, tuple(dict.fromkeys(words))[:MAX_TERMS], tuple(dict.fromkeys(identifiers))[:MAX_TERMS], single
+    )
 
 
 def fts_all(parsed: ParsedQuery) -> str | None:

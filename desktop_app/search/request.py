@@ -54,13 +54,21 @@ class SearchFilters:
 
     def hit_filter(self) -> HitFilter:
         """All but the minimum score, as the store applies them in SQL."""
-        return HitFilter(self.languages, self.chunk_types, self.symbol_types, self.symbol_names, self.changed_only,
-                         self.globs)
+        return HitFilter(
+            self.languages, self.chunk_types, self.symbol_types, self.symbol_names, self.changed_only, self.globs
+        )
 
     @property
     def narrows(self) -> bool:
-        return bool(self.languages or self.chunk_types or self.symbol_types or self.symbol_names
-                    or self.globs or self.min_score > 0 or self.changed_only)
+        return bool(
+            self.languages
+            or self.chunk_types
+            or self.symbol_types
+            or self.symbol_names
+            or self.globs
+            or self.min_score > 0
+            or self.changed_only
+        )
 
 
 @dataclass(frozen=True)
@@ -102,8 +110,9 @@ def validate(request: SearchRequest) -> SearchRequest:
 def _validate_filters(f: SearchFilters) -> None:
     unknown = sorted(set(f.languages) - LANGUAGES)
     if unknown:
-        raise SearchError(f"unknown language {unknown[0]!r}; use lowercase names such as python, rust, "
-                          "typescript, markdown")
+        raise SearchError(
+            f"unknown language {unknown[0]!r}; use lowercase names such as python, rust, typescript, markdown"
+        )
     bad_types = sorted(set(f.chunk_types) - set(CHUNK_TYPES))
     if bad_types:
         raise SearchError(f"unknown chunk type {bad_types[0]!r}; use one of {', '.join(CHUNK_TYPES)}")
@@ -120,5 +129,7 @@ def _validate_filters(f: SearchFilters) -> None:
         raise SearchError("an empty symbol name filter matches nothing")
     for symbol_type in f.symbol_types:
         if not _SYMBOL_TYPE.fullmatch(symbol_type):
-            raise SearchError(f"invalid symbol type {symbol_type!r}; use a lowercase name such as function, "
-                              "method, class, struct or heading")
+            raise SearchError(
+                f"invalid symbol type {symbol_type!r}; use a lowercase name such as function, "
+                "method, class, struct or heading"
+            )

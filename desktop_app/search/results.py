@@ -47,7 +47,13 @@ class SearchResponse:
     vectors_loaded: float = 1.0  # share of the index's vectors in memory when it ran (below 1 while loading)
 
     def to_dict(self, with_context: bool = False) -> dict:
-        return {"query": self.query, "mode": self.mode, "effective_mode": self.effective_mode,
-                "results": [r.to_dict(with_context) for r in self.results],
-                "elapsed_ms": round(self.elapsed_ms, 3), "notice": self.notice, "partial": self.partial,
-                "vectors_loaded": round(self.vectors_loaded, 3)}
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "effective_mode": self.effective_mode,
+            "results": [r.to_dict(with_context) for r in self.results],
+            "elapsed_ms": round(self.elapsed_ms, 3),
+            "notice": self.notice,
+            "partial": self.partial,
+            "vectors_loaded": round(self.vectors_loaded, 3),
+        }

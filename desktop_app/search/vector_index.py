@@ -141,8 +141,9 @@ class VectorIndex:
         self._selections[key] = (allowed, selection)
         return selection
 
-    def nearest(self, query: np.ndarray, allowed: np.ndarray | None, k: int,
-                names: bool = False) -> list[tuple[int, float]]:
+    def nearest(
+        self, query: np.ndarray, allowed: np.ndarray | None, k: int, names: bool = False
+    ) -> list[tuple[int, float]]:
         """(chunk id, cosine similarity) of the k allowed chunks (None: any) closest to `query`, best first."""
         rows = self._rows(names)
         if not len(rows):
@@ -170,8 +171,7 @@ class VectorIndex:
         ids = rows.ids
         return [(int(ids[candidates[i]]), float(sims[i])) for i in best]
 
-    def similarities(self, query: np.ndarray, chunk_ids: Sequence[int],
-                     names: bool = False) -> dict[int, float]:
+    def similarities(self, query: np.ndarray, chunk_ids: Sequence[int], names: bool = False) -> dict[int, float]:
         """Cosine similarity of each chunk that has a vector of this kind."""
         rows = self._rows(names)
         ids = np.asarray(chunk_ids, dtype=np.int64)
@@ -182,8 +182,10 @@ class VectorIndex:
         if last_query is not query:
             known = {}
         missing = [p for p in pos if p not in known]
-        known = {**known, **dict(zip(missing, rows.refine(query, np.array(missing, dtype=np.int64)).tolist(),
-                                     strict=True))}
+        known = {
+            **known,
+            **dict(zip(missing, rows.refine(query, np.array(missing, dtype=np.int64)).tolist(), strict=True)),
+        }
         return {cid: known[p] for cid, p in zip(ids, pos, strict=True)}
 
 

@@ -38,8 +38,9 @@ class StoreUnusable(StoreError):
     """The file at the store path cannot serve as this build's index (not a database, damaged, or written by a
     newer Quarry). Only the user may decide to move it aside (`move_aside`) and start a fresh one."""
 
-    def __init__(self, path: Path | str, reason: str, advice: str = f"{REBUILD_HINT}, or choose another file "
-                                                                    "with --db"):
+    def __init__(
+        self, path: Path | str, reason: str, advice: str = f"{REBUILD_HINT}, or choose another file with --db"
+    ):
         super().__init__(f"the index database {path} {reason}; {advice}")
         self.path = Path(path)
         self.reason = reason  # e.g. "is damaged (...)", without the advice
@@ -55,8 +56,7 @@ def busy_timeout_ms() -> int:
     except ValueError:
         value = -1
     if value < 0:
-        raise StoreError(f"{BUSY_TIMEOUT_ENV} must be a whole number of milliseconds (got {raw!r}); "
-                         "fix or unset it")
+        raise StoreError(f"{BUSY_TIMEOUT_ENV} must be a whole number of milliseconds (got {raw!r}); fix or unset it")
     return value
 
 
@@ -117,26 +117,34 @@ def store_error(exc: apsw.Error, path: Path) -> StoreError:
     if isinstance(exc, (apsw.NotADBError, apsw.CorruptError)):
         return StoreUnusable(path, f"is not a Quarry index or is damaged ({exc})")
     if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
-        return StoreError(f"the index database {path} is locked by another program (another `quarry index`?); "
-                          f"try again when it has finished, or wait longer by setting {BUSY_TIMEOUT_ENV}")
+        return StoreError(
+            f"the index database {path} is locked by another program (another `quarry index`?); "
+            f"try again when it has finished, or wait longer by setting {BUSY_TIMEOUT_ENV}"
+        )
     if isinstance(exc, apsw.FullError):
         return _full(path)
     if isinstance(exc, apsw.ReadOnlyError):
-        return StoreError(f"the index database {path} cannot be written ({exc}); make it and its folder "
-                          "writable, or choose another file with --db")
+        return StoreError(
+            f"the index database {path} cannot be written ({exc}); make it and its folder "
+            "writable, or choose another file with --db"
+        )
     if isinstance(exc, apsw.CantOpenError):
         return StoreError(f"cannot open the index database {path} ({exc}); {_open_advice(path)}")
     if _out_of_space(path):
         return _full(path)
     if isinstance(exc, apsw.IOError):
-        return StoreError(f"reading or writing the index database {path} failed ({exc}); check that the disk "
-                          "has space and works, then run the command again")
+        return StoreError(
+            f"reading or writing the index database {path} failed ({exc}); check that the disk "
+            "has space and works, then run the command again"
+        )
     return StoreError(f"the index database {path} gave an error ({exc}); if it keeps happening, {REBUILD_HINT}")
 
 
 def _full(path: Path) -> StoreError:
-    return StoreError(f"the disk holding {path} is full (or the file reached its size limit); free some space "
-                      "and run the command again (files indexed so far are kept)")
+    return StoreError(
+        f"the disk holding {path} is full (or the file reached its size limit); free some space "
+        "and run the command again (files indexed so far are kept)"
+    )
 
 
 def _out_of_space(path: Path) -> bool:

@@ -107,9 +107,13 @@ def check_version(conn: apsw.Connection, path: Path) -> int:
     """The store's schema version; raises when this build must not touch the file."""
     version = conn.execute("PRAGMA user_version").fetchall()[0][0]
     if version > SCHEMA_VERSION:
-        raise StoreUnusable(path, f"was written by a newer Quarry (schema {version}; this build reads up to "
-                                  f"{SCHEMA_VERSION})", f"upgrade Quarry, or {REBUILD_HINT}")
+        raise StoreUnusable(
+            path,
+            f"was written by a newer Quarry (schema {version}; this build reads up to {SCHEMA_VERSION})",
+            f"upgrade Quarry, or {REBUILD_HINT}",
+        )
     if version == 0 and conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()[0][0]:
-        raise StoreError(f"{path} is another program's SQLite database, not a Quarry index; "
-                         "choose another file with --db")
+        raise StoreError(
+            f"{path} is another program's SQLite database, not a Quarry index; choose another file with --db"
+        )
     return version

@@ -181,10 +181,15 @@ class HitFilter:
             clauses.append(f"f.id IN (SELECT id FROM file WHERE {test % 'path'})" if bulk else test % "f.path")
             args.append(path_globs.patterns_argument(self.globs))
         if self.changed_only:
-            clauses.append("NOT EXISTS (SELECT 1 FROM scope s JOIN file m ON m.scope_id = s.parent_id "
-                           "WHERE s.id = f.scope_id AND m.path = f.path AND m.sha256 = f.sha256)")
-        for column, values in (("f.language", self.languages), ("fc.chunk_type", self.chunk_types),
-                               ("fc.symbol_type", self.symbol_types)):
+            clauses.append(
+                "NOT EXISTS (SELECT 1 FROM scope s JOIN file m ON m.scope_id = s.parent_id "
+                "WHERE s.id = f.scope_id AND m.path = f.path AND m.sha256 = f.sha256)"
+            )
+        for column, values in (
+            ("f.language", self.languages),
+            ("fc.chunk_type", self.chunk_types),
+            ("fc.symbol_type", self.symbol_types),
+        ):
             if values:
                 clauses.append(f"{column} IN ({','.join('?' * len(values))})")
                 args += list(values)
@@ -219,7 +224,7 @@ IN_BATCH = 500  # values per `IN (...)` list, well under SQLite's limit on bound
 def _in_batches(values: Sequence) -> Iterator[tuple[list, str]]:
     """(values, "?,?,...") in runs short enough for one `IN (...)` list."""
     for start in range(0, len(values), IN_BATCH):
-        part = list(values[start:start + IN_BATCH])
+        part = list(values[start : start + IN_BATCH])
         yield part, ",".join("?" * len(part))
 
 
@@ -235,8 +240,10 @@ class Store:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"cannot create the folder {self.path.parent} for the index database "
-                             f"({exc.strerror}); choose another file with --db") from exc
+            raise StoreError(
+                f"cannot create the folder {self.path.parent} for the index database "
+                f"({exc.strerror}); choose another file with --db"
+            ) from exc
         conn = open_connection(self.path)
         try:
             with translate_errors(self.path):
@@ -278,19 +285,25 @@ class Store:
         rows = self._rows("SELECT dims FROM model WHERE id = ?", (model_id,))
         if rows:
             if rows[0][0] != dims:
-                raise StoreError(f"model {model_id} is recorded with {rows[0][0]} dimensions but produces {dims}; "
-                                 "give a changed model a new id in its quarry-model.json")
+                raise StoreError(
+                    f"model {model_id} is recorded with {rows[0][0]} dimensions but produces {dims}; "
+                    "give a changed model a new id in its quarry-model.json"
+                )
             return
         table = _vector_table_name(model_id)
         self._writes += 1
         with self._write():
             for name in (table, table + NAME_SUFFIX):
                 self._conn.execute(
-                    f"CREATE VIRTUAL TABLE {name} USING vec0(embedding float[{int(dims)}] distance_metric=cosine)")
-            self._conn.execute("INSERT INTO model (id, dims, vector_table, source, created_at) VALUES (?, ?, ?, ?, ?)",
-                               (model_id, dims, table, source, time.time()))
-            self._conn.execute("INSERT INTO meta (key, value) VALUES ('active_model', ?) ON CONFLICT DO NOTHING",
-                               (model_id,))
+                    f"CREATE VIRTUAL TABLE {name} USING vec0(embedding float[{int(dims)}] distance_metric=cosine)"
+                )
+            self._conn.execute(
+                "INSERT INTO model (id, dims, vector_table, source, created_at) VALUES (?, ?, ?, ?, ?)",
+                (model_id, dims, table, source, time.time()),
+            )
+            self._conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('active_model', ?) ON CONFLICT DO NOTHING", (model_id,)
+            )
 
     def active_model(self) -> str | None:
         """The model whose vectors searches use (the other models' vectors are never mixed in)."""
@@ -309,8 +322,11 @@ class Store:
                 self._conn.execute(f"DROP TABLE {table}")
                 self._conn.execute(f"DROP TABLE {table}{NAME_SUFFIX}")
                 self._conn.execute("DELETE FROM model WHERE id = ?", (other,))
-            self._conn.execute("INSERT INTO meta (key, value) VALUES ('active_model', ?) "
-                               "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (model_id,))
+            self._conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('active_model', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (model_id,),
+            )
 
     def chunks_without_vectors(self, model_id: str, limit: int, after_id: int = 0) -> list[StoredChunk]:
         """Up to `limit` chunks with ids above `after_id` lacking a `model_id` vector, in id order, each at
@@ -321,7 +337,8 @@ class Store:
             f"JOIN file_chunk fc ON fc.id = (SELECT min(id) FROM file_chunk WHERE chunk_id = c.id) "
             f"JOIN file f ON f.id = fc.file_id "
             f"WHERE c.id > ? AND NOT EXISTS (SELECT 1 FROM {table} v WHERE v.rowid = c.id) ORDER BY c.id LIMIT ?",
-            (after_id, limit))
+            (after_id, limit),
+        )
         return [StoredChunk(*r) for r in rows]
 
     def add_vectors(self, model_id: str, vectors: Sequence[tuple[int, np.ndarray, np.ndarray | None]]) -> None:
@@ -333,8 +350,10 @@ class Store:
                 for name, v in ((table, vec), (table + NAME_SUFFIX, name_vec)):
                     self._conn.execute(f"DELETE FROM {name} WHERE rowid = ?", (cid,))
                     if v is not None:
-                        self._conn.execute(f"INSERT INTO {name} (rowid, embedding) VALUES (?, ?)",
-                                           (cid, np.ascontiguousarray(v, dtype=np.float32).tobytes()))
+                        self._conn.execute(
+                            f"INSERT INTO {name} (rowid, embedding) VALUES (?, ?)",
+                            (cid, np.ascontiguousarray(v, dtype=np.float32).tobytes()),
+                        )
 
     def count_chunks(self) -> int:
         return self._rows("SELECT count(*) FROM chunk")[0][0]
@@ -350,20 +369,24 @@ class Store:
         return Scope(*row)
 
     def scope_for_root(self, root: Path | str) -> Scope | None:
-        rows = self._rows("SELECT id, type, root, parent_id, created_at, last_indexed_at FROM scope "
-                          "WHERE root = ?", (str(root),))
+        rows = self._rows(
+            "SELECT id, type, root, parent_id, created_at, last_indexed_at FROM scope WHERE root = ?", (str(root),)
+        )
         return self._scope(rows[0]) if rows else None
 
     def scope_by_id(self, scope_id: str) -> Scope | None:
-        rows = self._rows("SELECT id, type, root, parent_id, created_at, last_indexed_at FROM scope "
-                          "WHERE id = ?", (scope_id,))
+        rows = self._rows(
+            "SELECT id, type, root, parent_id, created_at, last_indexed_at FROM scope WHERE id = ?", (scope_id,)
+        )
         return self._scope(rows[0]) if rows else None
 
     def create_scope(self, root: Path | str, type_: str = "main", parent_id: str | None = None) -> Scope:
         scope = Scope(new_ulid(), type_, str(root), parent_id, time.time(), None)
         with self._write():
-            self._conn.execute("INSERT INTO scope VALUES (?, ?, ?, ?, ?, ?)",
-                               (scope.id, scope.type, scope.root, scope.parent_id, scope.created_at, None))
+            self._conn.execute(
+                "INSERT INTO scope VALUES (?, ?, ?, ?, ?, ?)",
+                (scope.id, scope.type, scope.root, scope.parent_id, scope.created_at, None),
+            )
         return scope
 
     def mark_indexed(self, scope_id: str) -> None:
@@ -384,8 +407,7 @@ class Store:
         with self._write():
             ids = [scope_id] + [r[0] for r in self._rows("SELECT id FROM scope WHERE parent_id = ?", (scope_id,))]
             for sid in ids:
-                self._delete_fts_for(
-                    "SELECT id FROM file_chunk WHERE scope_id = ?", (sid,))
+                self._delete_fts_for("SELECT id FROM file_chunk WHERE scope_id = ?", (sid,))
                 self._conn.execute("DELETE FROM file_chunk WHERE scope_id = ?", (sid,))
                 self._conn.execute("DELETE FROM file WHERE scope_id = ?", (sid,))
             self._conn.execute("DELETE FROM scope WHERE id = ? OR parent_id = ?", (scope_id, scope_id))
@@ -394,8 +416,7 @@ class Store:
     # --- files ----------------------------------------------------------------------------------
 
     def file_states(self, scope_id: str) -> dict[str, FileState]:
-        rows = self._rows("SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = ?",
-                          (scope_id,))
+        rows = self._rows("SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = ?", (scope_id,))
         return {r[0]: FileState(*r) for r in rows}
 
     def known_chunks(self, hashes: Iterable[str], model_id: str) -> dict[str, int]:
@@ -407,14 +428,20 @@ class Store:
         found: dict[str, int] = {}
         vec_clause = f"AND EXISTS (SELECT 1 FROM {table} v WHERE v.rowid = c.id)" if table else ""
         for part, marks in _in_batches(unique):
-            for h, cid in self._rows(f"SELECT c.hash, c.id FROM chunk c WHERE c.hash IN ({marks}) {vec_clause}",
-                                     part):
+            for h, cid in self._rows(f"SELECT c.hash, c.id FROM chunk c WHERE c.hash IN ({marks}) {vec_clause}", part):
                 found[h] = cid
         return found if table else {}
 
-    def write_batch(self, scope_id: str, model_id: str, new_chunks: Sequence[NewChunk],
-                    files: Sequence[FileWrite] = (), skipped: Sequence[SkippedFile] = (),
-                    touched: Sequence[tuple[str, int, int]] = (), deleted: Sequence[str] = ()) -> None:
+    def write_batch(
+        self,
+        scope_id: str,
+        model_id: str,
+        new_chunks: Sequence[NewChunk],
+        files: Sequence[FileWrite] = (),
+        skipped: Sequence[SkippedFile] = (),
+        touched: Sequence[tuple[str, int, int]] = (),
+        deleted: Sequence[str] = (),
+    ) -> None:
         """Apply one batch of indexing results in a single transaction.
 
         A file row is only ever written together with all of its chunks and vectors, so a crash
@@ -430,23 +457,31 @@ class Store:
                 for ch in new_chunks:
                     self._conn.execute(
                         "INSERT INTO chunk (hash, text, token_count, created_at) VALUES (?, ?, ?, ?) "
-                        "ON CONFLICT(hash) DO NOTHING", (ch.hash, ch.text, ch.token_count, now))
+                        "ON CONFLICT(hash) DO NOTHING",
+                        (ch.hash, ch.text, ch.token_count, now),
+                    )
                     cid = self._rows("SELECT id FROM chunk WHERE hash = ?", (ch.hash,))[0][0]
                     for name, vec in ((table, ch.vector), (table + NAME_SUFFIX, ch.name_vector)):
                         self._conn.execute(f"DELETE FROM {name} WHERE rowid = ?", (cid,))
                         if vec is not None:
-                            self._conn.execute(f"INSERT INTO {name} (rowid, embedding) VALUES (?, ?)",
-                                               (cid, np.ascontiguousarray(vec, dtype=np.float32).tobytes()))
+                            self._conn.execute(
+                                f"INSERT INTO {name} (rowid, embedding) VALUES (?, ?)",
+                                (cid, np.ascontiguousarray(vec, dtype=np.float32).tobytes()),
+                            )
             for path in deleted:
                 self._delete_file(scope_id, path)
             for path, size, mtime_ns in touched:
-                self._conn.execute("UPDATE file SET size = ?, mtime_ns = ? WHERE scope_id = ? AND path = ?",
-                                   (size, mtime_ns, scope_id, path))
+                self._conn.execute(
+                    "UPDATE file SET size = ?, mtime_ns = ? WHERE scope_id = ? AND path = ?",
+                    (size, mtime_ns, scope_id, path),
+                )
             for sk in skipped:
                 self._delete_file(scope_id, sk.path)
                 self._conn.execute(
                     "INSERT INTO file (scope_id, path, size, mtime_ns, status, skip_reason, indexed_at) "
-                    "VALUES (?, ?, ?, ?, 'skipped', ?, ?)", (scope_id, sk.path, sk.size, sk.mtime_ns, sk.reason, now))
+                    "VALUES (?, ?, ?, ?, 'skipped', ?, ?)",
+                    (scope_id, sk.path, sk.size, sk.mtime_ns, sk.reason, now),
+                )
             for fw in files:
                 self._write_file(scope_id, fw, now)
 
@@ -455,17 +490,31 @@ class Store:
         file_id = self._conn.execute(
             "INSERT INTO file (scope_id, path, size, mtime_ns, sha256, language, status, indexed_at) "
             "VALUES (?, ?, ?, ?, ?, ?, 'indexed', ?) RETURNING id",
-            (scope_id, fw.path, fw.size, fw.mtime_ns, fw.sha256, fw.language, now)).fetchall()[0][0]
+            (scope_id, fw.path, fw.size, fw.mtime_ns, fw.sha256, fw.language, now),
+        ).fetchall()[0][0]
         hashes = [c.chunk_hash for c in fw.chunks]
         ids = self._chunk_ids(hashes)
         for ref in fw.chunks:
             fc_id = self._conn.execute(
                 "INSERT INTO file_chunk (file_id, scope_id, chunk_id, ordinal, start_line, end_line, chunk_type, "
                 "symbol_name, symbol_type, parent_symbol) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (file_id, scope_id, ids[ref.chunk_hash], ref.ordinal, ref.start_line, ref.end_line,
-                 ref.chunk_type, ref.symbol_name, ref.symbol_type, ref.parent_symbol)).fetchall()[0][0]
-            self._conn.execute("INSERT INTO fts (rowid, symbol, path, body) VALUES (?, ?, ?, ?)",
-                               (fc_id, ref.fts_symbol, ref.fts_path, ref.fts_body))
+                (
+                    file_id,
+                    scope_id,
+                    ids[ref.chunk_hash],
+                    ref.ordinal,
+                    ref.start_line,
+                    ref.end_line,
+                    ref.chunk_type,
+                    ref.symbol_name,
+                    ref.symbol_type,
+                    ref.parent_symbol,
+                ),
+            ).fetchall()[0][0]
+            self._conn.execute(
+                "INSERT INTO fts (rowid, symbol, path, body) VALUES (?, ?, ?, ?)",
+                (fc_id, ref.fts_symbol, ref.fts_path, ref.fts_body),
+            )
 
     def _chunk_ids(self, hashes: Sequence[str]) -> dict[str, int]:
         unique = list(dict.fromkeys(hashes))
@@ -481,10 +530,14 @@ class Store:
         self._conn.execute(f"DELETE FROM fts WHERE rowid IN ({select_ids_sql})", args)
 
     def _delete_file(self, scope_id: str, path: str) -> None:
-        self._delete_fts_for("SELECT fc.id FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
-                             "WHERE f.scope_id = ? AND f.path = ?", (scope_id, path))
-        self._conn.execute("DELETE FROM file_chunk WHERE file_id IN "
-                           "(SELECT id FROM file WHERE scope_id = ? AND path = ?)", (scope_id, path))
+        self._delete_fts_for(
+            "SELECT fc.id FROM file_chunk fc JOIN file f ON f.id = fc.file_id WHERE f.scope_id = ? AND f.path = ?",
+            (scope_id, path),
+        )
+        self._conn.execute(
+            "DELETE FROM file_chunk WHERE file_id IN (SELECT id FROM file WHERE scope_id = ? AND path = ?)",
+            (scope_id, path),
+        )
         self._conn.execute("DELETE FROM file WHERE scope_id = ? AND path = ?", (scope_id, path))
 
     def collect_garbage(self) -> int:
@@ -494,8 +547,12 @@ class Store:
             return self._collect_orphans()
 
     def _collect_orphans(self) -> int:
-        orphans = [r[0] for r in self._rows(
-            "SELECT id FROM chunk c WHERE NOT EXISTS (SELECT 1 FROM file_chunk fc WHERE fc.chunk_id = c.id)")]
+        orphans = [
+            r[0]
+            for r in self._rows(
+                "SELECT id FROM chunk c WHERE NOT EXISTS (SELECT 1 FROM file_chunk fc WHERE fc.chunk_id = c.id)"
+            )
+        ]
         tables = [t for r in self._rows("SELECT vector_table FROM model") for t in (r[0], r[0] + NAME_SUFFIX)]
         for part, marks in _in_batches(orphans):
             for table in tables:
@@ -508,9 +565,11 @@ class Store:
         out: dict[str, list[StoredChunk]] = {p: [] for p in paths}
         for part, marks in _in_batches(paths):
             for row in self._rows(
-                    f"SELECT {_STORED_COLUMNS} FROM file f JOIN file_chunk fc ON fc.file_id = f.id "
-                    f"JOIN chunk c ON c.id = fc.chunk_id WHERE f.scope_id = ? AND f.path IN ({marks}) "
-                    f"ORDER BY f.path, fc.ordinal", (scope_id, *part)):
+                f"SELECT {_STORED_COLUMNS} FROM file f JOIN file_chunk fc ON fc.file_id = f.id "
+                f"JOIN chunk c ON c.id = fc.chunk_id WHERE f.scope_id = ? AND f.path IN ({marks}) "
+                f"ORDER BY f.path, fc.ordinal",
+                (scope_id, *part),
+            ):
                 stored = StoredChunk(*row)
                 out[stored.path].append(stored)
         return out
@@ -519,15 +578,17 @@ class Store:
 
     def scope_counts(self, scope_id: str) -> tuple[int, int, int]:
         """(indexed files, file_chunk rows, bytes of indexed files) for one scope."""
-        row = self._rows("SELECT count(*), coalesce(sum(size), 0) FROM file "
-                         "WHERE scope_id = ? AND status = 'indexed'", (scope_id,))[0]
+        row = self._rows(
+            "SELECT count(*), coalesce(sum(size), 0) FROM file WHERE scope_id = ? AND status = 'indexed'", (scope_id,)
+        )[0]
         chunks = self._rows("SELECT count(*) FROM file_chunk WHERE scope_id = ?", (scope_id,))[0][0]
         return row[0], chunks, row[1]
 
     # --- search reads ---------------------------------------------------------------------------
 
-    def iter_vectors(self, model_id: str, names: bool = False, after_id: int = 0,
-                     batch: int = 20_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    def iter_vectors(
+        self, model_id: str, names: bool = False, after_id: int = 0, batch: int = 20_000
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(chunk ids, float32 matrix) batches of a model's vectors with ids above `after_id`, by id."""
         with translate_errors(self.path):  # Vec0Table reads through the connection itself
             table = self._vec0_table(model_id, names)
@@ -545,40 +606,53 @@ class Store:
         cond, cargs = where.sql(bulk=True)
         join = "JOIN file f ON f.id = fc.file_id " if cond != "1" else ""
         # One string of ids rather than a row each: a million rows cost 430 ms as tuples, 185 ms this way.
-        text = self._rows(f"SELECT group_concat(chunk_id, ' ') FROM (SELECT DISTINCT fc.chunk_id FROM file_chunk fc "
-                          f"{join}WHERE fc.scope_id IN ({smarks}) AND {cond} ORDER BY fc.chunk_id)",
-                          (*scope_ids, *cargs))[0][0]
+        text = self._rows(
+            f"SELECT group_concat(chunk_id, ' ') FROM (SELECT DISTINCT fc.chunk_id FROM file_chunk fc "
+            f"{join}WHERE fc.scope_id IN ({smarks}) AND {cond} ORDER BY fc.chunk_id)",
+            (*scope_ids, *cargs),
+        )[0][0]
         return np.fromstring(text, dtype=np.int64, sep=" ") if text else np.zeros(0, dtype=np.int64)
 
     def covers_all_scopes(self, scope_ids: Sequence[str]) -> bool:
         """Whether these scopes are every scope in the store (the usual case: one indexed project)."""
         return len(set(scope_ids)) >= self._rows("SELECT count(*) FROM scope")[0][0]
 
-
-    def hits_for_chunks(self, scope_ids: Sequence[str], chunk_ids: Sequence[int],
-                        where: HitFilter = NO_FILTER) -> list[Hit]:
+    def hits_for_chunks(
+        self, scope_ids: Sequence[str], chunk_ids: Sequence[int], where: HitFilter = NO_FILTER
+    ) -> list[Hit]:
         if not chunk_ids or not scope_ids:
             return []
         smarks = ",".join("?" * len(scope_ids))
         cond, cargs = where.sql()
         out: list[Hit] = []
         for part, cmarks in _in_batches(chunk_ids):
-            out += [Hit(*r) for r in self._rows(
-                f"SELECT {_HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
-                f"JOIN chunk c ON c.id = fc.chunk_id WHERE fc.scope_id IN ({smarks}) "
-                f"AND fc.chunk_id IN ({cmarks}) AND {cond}", (*scope_ids, *part, *cargs))]
+            out += [
+                Hit(*r)
+                for r in self._rows(
+                    f"SELECT {_HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+                    f"JOIN chunk c ON c.id = fc.chunk_id WHERE fc.scope_id IN ({smarks}) "
+                    f"AND fc.chunk_id IN ({cmarks}) AND {cond}",
+                    (*scope_ids, *part, *cargs),
+                )
+            ]
         return out
 
     def hits_by_id(self, file_chunk_ids: Sequence[int]) -> list[Hit]:
         out: list[Hit] = []
         for part, marks in _in_batches(file_chunk_ids):
-            out += [Hit(*r) for r in self._rows(
-                f"SELECT {_HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
-                f"JOIN chunk c ON c.id = fc.chunk_id WHERE fc.id IN ({marks})", part)]
+            out += [
+                Hit(*r)
+                for r in self._rows(
+                    f"SELECT {_HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+                    f"JOIN chunk c ON c.id = fc.chunk_id WHERE fc.id IN ({marks})",
+                    part,
+                )
+            ]
         return out
 
-    def keyword_search(self, scope_ids: Sequence[str], match: str, limit: int,
-                       where: HitFilter = NO_FILTER) -> list[tuple[int, float]]:
+    def keyword_search(
+        self, scope_ids: Sequence[str], match: str, limit: int, where: HitFilter = NO_FILTER
+    ) -> list[tuple[int, float]]:
         """(file_chunk id, bm25; lower is better) for an FTS5 MATCH expression within the scopes.
 
         Symbol names weigh most, then path and enclosing symbol, then body text.
@@ -588,22 +662,27 @@ class Store:
         smarks = ",".join("?" * len(scope_ids))
         cond, cargs = where.sql()
         w = KEYWORD_COLUMN_WEIGHTS
-        sql = (f"SELECT fts.rowid, bm25(fts, {w[0]}, {w[1]}, {w[2]}) AS rank FROM fts "
-               f"JOIN file_chunk fc ON fc.id = fts.rowid JOIN file f ON f.id = fc.file_id "
-               f"WHERE fts MATCH ? AND fc.scope_id IN ({smarks}) AND {cond} ORDER BY rank LIMIT ?")
+        sql = (
+            f"SELECT fts.rowid, bm25(fts, {w[0]}, {w[1]}, {w[2]}) AS rank FROM fts "
+            f"JOIN file_chunk fc ON fc.id = fts.rowid JOIN file f ON f.id = fc.file_id "
+            f"WHERE fts MATCH ? AND fc.scope_id IN ({smarks}) AND {cond} ORDER BY rank LIMIT ?"
+        )
         try:
             # Joining every match to its place and file costs twice the ranking on a big index (the
             # rows are scattered over the file), so rank in the keyword index alone and check the best.
             # FTS5 scores every match whatever the LIMIT, so asking for many more rows costs little.
             everywhere = where == NO_FILTER and self.covers_all_scopes(scope_ids)
             wanted = limit if everywhere else limit * KEYWORD_OVERFETCH
-            ranked = self._conn.execute(f"SELECT rowid, bm25(fts, {w[0]}, {w[1]}, {w[2]}) AS rank FROM fts "
-                                        "WHERE fts MATCH ? ORDER BY rank LIMIT ?", (match, wanted)).fetchall()
+            ranked = self._conn.execute(
+                f"SELECT rowid, bm25(fts, {w[0]}, {w[1]}, {w[2]}) AS rank FROM fts "
+                "WHERE fts MATCH ? ORDER BY rank LIMIT ?",
+                (match, wanted),
+            ).fetchall()
             if everywhere:
                 return ranked
             kept: list[tuple[int, float]] = []
             for start in range(0, len(ranked), 4 * limit):  # best first, until enough pass
-                part = ranked[start:start + 4 * limit]
+                part = ranked[start : start + 4 * limit]
                 passing = set(self._places_passing(scope_ids, [r[0] for r in part], where))
                 kept += [r for r in part if r[0] in passing]
                 if len(kept) >= limit:
@@ -616,22 +695,28 @@ class Store:
         except apsw.Error as exc:
             raise store_error(exc, self.path) from exc
 
-    def symbol_matches(self, scope_ids: Sequence[str], names: Sequence[str], limit: int,
-                       where: HitFilter = NO_FILTER) -> list[int]:
+    def symbol_matches(
+        self, scope_ids: Sequence[str], names: Sequence[str], limit: int, where: HitFilter = NO_FILTER
+    ) -> list[int]:
         """file_chunk ids whose symbol name equals one of `names` (case-insensitive)."""
         if not scope_ids or not names:
             return []
         smarks = ",".join("?" * len(scope_ids))
         nmarks = ",".join("?" * len(names))
         cond, cargs = where.sql()
-        return [r[0] for r in self._rows(
-            f"SELECT fc.id FROM file_chunk fc JOIN file f ON f.id = fc.file_id WHERE fc.scope_id IN ({smarks}) "
-            f"AND fc.symbol_name COLLATE NOCASE IN ({nmarks}) AND {cond} ORDER BY fc.ordinal LIMIT ?",
-            (*scope_ids, *names, *cargs, limit))]
+        return [
+            r[0]
+            for r in self._rows(
+                f"SELECT fc.id FROM file_chunk fc JOIN file f ON f.id = fc.file_id WHERE fc.scope_id IN ({smarks}) "
+                f"AND fc.symbol_name COLLATE NOCASE IN ({nmarks}) AND {cond} ORDER BY fc.ordinal LIMIT ?",
+                (*scope_ids, *names, *cargs, limit),
+            )
+        ]
 
     def file_row(self, scope_id: str, path: str) -> FileState | None:
-        rows = self._rows("SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = ? AND path = ?",
-                          (scope_id, path))
+        rows = self._rows(
+            "SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = ? AND path = ?", (scope_id, path)
+        )
         return FileState(*rows[0]) if rows else None
 
     # --- history --------------------------------------------------------------------------------
@@ -643,15 +728,26 @@ class Store:
                 self._conn.execute(
                     "INSERT INTO history (at, query, scope_root, mode, result_count, top_score, duration_ms) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (entry.at, entry.query, entry.scope_root, entry.mode, entry.result_count, entry.top_score,
-                     entry.duration_ms))
+                    (
+                        entry.at,
+                        entry.query,
+                        entry.scope_root,
+                        entry.mode,
+                        entry.result_count,
+                        entry.top_score,
+                        entry.duration_ms,
+                    ),
+                )
         except StoreError as exc:
             if not isinstance(exc.__cause__, (apsw.ReadOnlyError, apsw.BusyError, apsw.FullError)):
                 raise
 
     def history(self, limit: int = 50) -> list[HistoryEntry]:
-        rows = self._rows("SELECT at, query, scope_root, mode, result_count, top_score, duration_ms FROM history "
-                          "ORDER BY id DESC LIMIT ?", (limit,))
+        rows = self._rows(
+            "SELECT at, query, scope_root, mode, result_count, top_score, duration_ms FROM history "
+            "ORDER BY id DESC LIMIT ?",
+            (limit,),
+        )
         return [HistoryEntry(*r) for r in rows]
 
     # --- bulk vector reads ----------------------------------------------------------------------
@@ -677,12 +773,16 @@ class Store:
         join = "JOIN file f ON f.id = fc.file_id " if cond != "1" else ""
         out: list[int] = []
         for part, marks in _in_batches(file_chunk_ids):
-            out += [r[0] for r in self._rows(
-                # `+`: keep SQLite on the id lookups rather than walking the scope's index (250 ms vs 5 ms at 1M).
-                f"SELECT fc.id FROM file_chunk fc {join}WHERE fc.id IN ({marks}) "
-                f"AND +fc.scope_id IN ({smarks}) AND {cond}", (*part, *scope_ids, *cargs))]
+            out += [
+                r[0]
+                for r in self._rows(
+                    # `+`: keep SQLite on the id lookups rather than walking the scope's index (250 ms vs 5 ms at 1M).
+                    f"SELECT fc.id FROM file_chunk fc {join}WHERE fc.id IN ({marks}) "
+                    f"AND +fc.scope_id IN ({smarks}) AND {cond}",
+                    (*part, *scope_ids, *cargs),
+                )
+            ]
         return out
-
 
     def keyword_row_counts(self, terms: Sequence[str]) -> dict[str, int]:
         """Roughly how many keyword-index rows (file_chunk places, all scopes) hold each term.
@@ -705,8 +805,10 @@ class Store:
         out = {}
         for term in terms:
             phrase = '"' + term.replace('"', '""') + '"'
-            hits = sum(self._rows("SELECT count(*) FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
-                                  (phrase, a, b))[0][0] for a, b in windows)
+            hits = sum(
+                self._rows("SELECT count(*) FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (phrase, a, b))[0][0]
+                for a, b in windows
+            )
             out[term] = hits * span // sampled
         return out
 

@@ -28,8 +28,10 @@ class Vec0Table:
         self._conn = conn
         self._table = table
         self._dims = dims
-        self.shadow_readable = (self._columns(f"{table}_rowids") == _ROWID_COLUMNS
-                                and self._columns(f"{table}_vector_chunks00") == _VECTOR_COLUMNS)
+        self.shadow_readable = (
+            self._columns(f"{table}_rowids") == _ROWID_COLUMNS
+            and self._columns(f"{table}_vector_chunks00") == _VECTOR_COLUMNS
+        )
 
     def _columns(self, name: str) -> tuple[str, ...]:
         return tuple(r[1] for r in self._conn.execute(f"PRAGMA table_info({name})").fetchall())
@@ -41,8 +43,9 @@ class Vec0Table:
     def ids(self) -> np.ndarray:
         """Every rowid, ascending."""
         source = f"{self._table}_rowids" if self.shadow_readable else self._table
-        text = self._conn.execute(f"SELECT group_concat(rowid, ' ') FROM (SELECT rowid FROM {source} "
-                                  "ORDER BY rowid)").fetchall()[0][0]
+        text = self._conn.execute(
+            f"SELECT group_concat(rowid, ' ') FROM (SELECT rowid FROM {source} ORDER BY rowid)"
+        ).fetchall()[0][0]
         return np.fromstring(text, dtype=np.int64, sep=" ") if text else np.zeros(0, dtype=np.int64)
 
     def batches(self, after_id: int, batch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -63,7 +66,9 @@ class Vec0Table:
             text = self._conn.execute(
                 "SELECT group_concat(rowid || ' ' || chunk_id || ' ' || chunk_offset, ' ') FROM "
                 f"(SELECT rowid, chunk_id, chunk_offset FROM {self._table}_rowids WHERE rowid > ? "
-                "ORDER BY rowid LIMIT ?)", (last, batch)).fetchall()[0][0]
+                "ORDER BY rowid LIMIT ?)",
+                (last, batch),
+            ).fetchall()[0][0]
             if not text:
                 return
             places = np.fromstring(text, dtype=np.int64, sep=" ").reshape(-1, 3)
@@ -73,19 +78,21 @@ class Vec0Table:
                     chunk_id = int(places[start, 1])
                     chunk = self._chunk_vectors(chunk_id)
                 offset = places[start, 2]
-                yield places[start:end, 0], chunk[offset:offset + end - start]
+                yield places[start:end, 0], chunk[offset : offset + end - start]
             last = int(places[-1, 0])
 
     def _chunk_vectors(self, chunk_id: int) -> np.ndarray:
-        blob = self._conn.execute(f"SELECT vectors FROM {self._table}_vector_chunks00 WHERE rowid = ?",
-                                  (chunk_id,)).fetchall()[0][0]
+        blob = self._conn.execute(
+            f"SELECT vectors FROM {self._table}_vector_chunks00 WHERE rowid = ?", (chunk_id,)
+        ).fetchall()[0][0]
         return np.frombuffer(blob, dtype=np.float32).reshape(-1, self._dims)
 
     def _virtual_batches(self, after_id: int, batch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         last = after_id
         while True:
-            rows = self._conn.execute(f"SELECT rowid, embedding FROM {self._table} WHERE rowid > ? "
-                                      "ORDER BY rowid LIMIT ?", (last, batch)).fetchall()
+            rows = self._conn.execute(
+                f"SELECT rowid, embedding FROM {self._table} WHERE rowid > ? ORDER BY rowid LIMIT ?", (last, batch)
+            ).fetchall()
             if not rows:
                 return
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))

@@ -13,11 +13,53 @@ from pathlib import PurePath
 # Executable names (lowercase, without .exe / .cmd) grouped by how they take a line number.
 _GOTO_FLAG = {"code", "code-insiders", "codium", "vscodium", "cursor", "windsurf"}  # -g file:line
 _COLON_SUFFIX = {"subl", "sublime_text", "zed", "mate", "atom", "hx", "helix"}  # file:line
-_PLUS_LINE = {"vi", "vim", "nvim", "gvim", "mvim", "view", "nano", "pico", "emacs", "emacsclient",
-              "micro", "kak", "joe", "jed", "ne", "mg", "kate", "gedit", "xed", "pluma"}  # +line file
-_LINE_FLAG = {"idea", "idea64", "pycharm", "pycharm64", "charm", "webstorm", "webstorm64", "clion", "clion64",
-              "goland", "goland64", "rider", "rider64", "phpstorm", "phpstorm64", "rubymine", "rubymine64",
-              "rustrover", "rustrover64", "datagrip", "studio", "studio64", "fleet"}  # --line N file
+_PLUS_LINE = {
+    "vi",
+    "vim",
+    "nvim",
+    "gvim",
+    "mvim",
+    "view",
+    "nano",
+    "pico",
+    "emacs",
+    "emacsclient",
+    "micro",
+    "kak",
+    "joe",
+    "jed",
+    "ne",
+    "mg",
+    "kate",
+    "gedit",
+    "xed",
+    "pluma",
+}  # +line file
+_LINE_FLAG = {
+    "idea",
+    "idea64",
+    "pycharm",
+    "pycharm64",
+    "charm",
+    "webstorm",
+    "webstorm64",
+    "clion",
+    "clion64",
+    "goland",
+    "goland64",
+    "rider",
+    "rider64",
+    "phpstorm",
+    "phpstorm64",
+    "rubymine",
+    "rubymine64",
+    "rustrover",
+    "rustrover64",
+    "datagrip",
+    "studio",
+    "studio64",
+    "fleet",
+}  # --line N file
 
 
 def editor_command(path: str | PurePath, line: int, env: Mapping[str, str] | None = None) -> list[str] | None:

@@ -10,7 +10,7 @@ from ..store.store import ScopeSummary
 
 
 def provider_label(provider: str | None) -> str:
-    """"CPUExecutionProvider" -> "CPU"; None (model not loaded yet) -> "not loaded"."""
+    """ "CPUExecutionProvider" -> "CPU"; None (model not loaded yet) -> "not loaded"."""
     if not provider:
         return "not loaded"
     return provider.removesuffix("ExecutionProvider") or provider

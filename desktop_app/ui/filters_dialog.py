@@ -49,8 +49,10 @@ class FiltersDialog(QDialog):
             self.languages.addItem(item)
         self.globs = QLineEdit(" ".join(filters.globs))
         self.globs.setPlaceholderText("e.g. src/**  *.py  !tests/")
-        hint = QLabel("Languages: none checked means all. Paths: gitignore-style patterns, space separated; "
-                      "a result must match one.")
+        hint = QLabel(
+            "Languages: none checked means all. Paths: gitignore-style patterns, space separated; "
+            "a result must match one."
+        )
         hint.setWordWrap(True)
         reset = QPushButton("Clear filters")
         reset.clicked.connect(self._reset)
@@ -68,8 +70,11 @@ class FiltersDialog(QDialog):
         self._min_score = filters.min_score
 
     def filters(self) -> SearchFilters:
-        checked = tuple(self.languages.item(i).text() for i in range(self.languages.count())
-                        if self.languages.item(i).checkState() == Qt.CheckState.Checked)
+        checked = tuple(
+            self.languages.item(i).text()
+            for i in range(self.languages.count())
+            if self.languages.item(i).checkState() == Qt.CheckState.Checked
+        )
         return SearchFilters(languages=checked, globs=parse_globs(self.globs.text()), min_score=self._min_score)
 
     def _reset(self) -> None:

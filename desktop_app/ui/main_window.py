@@ -73,8 +73,9 @@ class MainWindow(QMainWindow):
     files_updated = Signal(str)  # root of a watched project whose changed files were re-indexed
     watch_started = Signal(str)  # root of a project whose file changes the engine now follows
 
-    def __init__(self, bridge: EngineBridge, settings: AppSettings, persist: bool = True,
-                 parent: QWidget | None = None):
+    def __init__(
+        self, bridge: EngineBridge, settings: AppSettings, persist: bool = True, parent: QWidget | None = None
+    ):
         super().__init__(parent)
         self.bridge = bridge
         self.settings = settings
@@ -146,8 +147,9 @@ class MainWindow(QMainWindow):
 
     def _build_actions(self) -> None:
         a = self._action
-        self.act_open_folder = a("&Open Folder…", self.choose_folder, "Ctrl+Shift+O",
-                                 tip="Add a folder as a project and index it")
+        self.act_open_folder = a(
+            "&Open Folder…", self.choose_folder, "Ctrl+Shift+O", tip="Add a folder as a project and index it"
+        )
         self.act_switch_project = a("Switch &Project", self._focus_projects, "Ctrl+P")
         self.act_reindex = a("&Re-index Project", lambda: self.spawn(self.index_project()), "F5")
         self.act_cancel_index = a("&Cancel Indexing", self.cancel_index)
@@ -166,8 +168,12 @@ class MainWindow(QMainWindow):
         self.mode_group = QActionGroup(self)
         self.mode_actions: dict[str, QAction] = {}
         for n, mode in enumerate(MODES, start=1):
-            act = a(_MODE_LABELS[mode], lambda _=False, m=mode: self.set_mode(m), f"Alt+{n}",
-                    tip=f"{mode.capitalize()} search")
+            act = a(
+                _MODE_LABELS[mode],
+                lambda _=False, m=mode: self.set_mode(m),
+                f"Alt+{n}",
+                tip=f"{mode.capitalize()} search",
+            )
             act.setCheckable(True)
             self.mode_group.addAction(act)
             self.mode_actions[mode] = act
@@ -195,8 +201,9 @@ class MainWindow(QMainWindow):
         search_menu = bar.addMenu("&Search")
         search_menu.addActions([self.act_focus_search, self.act_search_now, self.act_clear])
         search_menu.addSeparator()
-        search_menu.addActions([self.act_next, self.act_prev, self.act_preview, self.act_open_editor,
-                                self.act_more_context])
+        search_menu.addActions(
+            [self.act_next, self.act_prev, self.act_preview, self.act_open_editor, self.act_more_context]
+        )
         search_menu.addSeparator()
         search_menu.addAction(self.act_filters)
         search_menu.addActions(list(self.mode_actions.values()))
@@ -237,8 +244,10 @@ class MainWindow(QMainWindow):
             await self.bridge.start(config)
         except StoreUnusable as exc:
             if not interactive or not await self._ask(
-                    "The index cannot be used", f"{exc}.\n\nMove it aside (nothing is deleted) and build a "
-                    "fresh index?", QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel):
+                "The index cannot be used",
+                f"{exc}.\n\nMove it aside (nothing is deleted) and build a fresh index?",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            ):
                 self.show_message(str(exc), "error")
                 return False
             moved = await asyncio.get_running_loop().run_in_executor(None, move_aside, exc.path)
@@ -276,8 +285,7 @@ class MainWindow(QMainWindow):
             model, provider = await self.bridge.load_model()
         except Exception as exc:  # semantic search falls back to exact; say why
             self.engine_status.show_engine(None, None, str(exc))
-            self.show_message(f"The embedding model did not load ({exc}); searches use exact matching.",
-                              "warning")
+            self.show_message(f"The embedding model did not load ({exc}); searches use exact matching.", "warning")
         else:
             self.engine_status.show_engine(model, provider)
             loading = self.last_response is not None and self.last_response.vectors_loaded < 1
@@ -302,8 +310,11 @@ class MainWindow(QMainWindow):
             return
         if not (result.files_changed or result.files_deleted or result.files_copied):
             return
-        self.statusBar().showMessage(f"Updated {Path(root).name}: {result.files_changed + result.files_copied} "
-                                     f"changed, {result.files_deleted} deleted", 5000)
+        self.statusBar().showMessage(
+            f"Updated {Path(root).name}: {result.files_changed + result.files_copied} "
+            f"changed, {result.files_deleted} deleted",
+            5000,
+        )
         self.spawn(self.refresh_projects())
         if root == self.project and self.search_bar.text().strip():
             self.search_now()  # show the new content
@@ -356,8 +367,7 @@ class MainWindow(QMainWindow):
     async def index_project(self, root: str | None = None) -> IndexStats | None:
         root = root or self.project
         if root is None:
-            self.show_message("Open a folder first: File → Open Folder… (Ctrl+Shift+O) or drop one here.",
-                              "warning")
+            self.show_message("Open a folder first: File → Open Folder… (Ctrl+Shift+O) or drop one here.", "warning")
             return None
         self.progress.show_progress(Progress("analyzing", root))
         try:
@@ -367,12 +377,17 @@ class MainWindow(QMainWindow):
             self.index_finished.emit(None)
             return None
         if stats.cancelled:
-            self.show_message(f"Indexing {Path(root).name} was cancelled; {stats.files_indexed} files are "
-                              "searchable. Press F5 to continue.", "warning")
+            self.show_message(
+                f"Indexing {Path(root).name} was cancelled; {stats.files_indexed} files are "
+                "searchable. Press F5 to continue.",
+                "warning",
+            )
         else:
             self.statusBar().showMessage(
                 f"Indexed {Path(root).name}: {stats.files_indexed:,} files, {stats.chunks_total:,} chunks "
-                f"({stats.chunks_embedded:,} new) in {stats.seconds:.1f} s", 8000)
+                f"({stats.chunks_embedded:,} new) in {stats.seconds:.1f} s",
+                8000,
+            )
             if self.banner.kind != "error":
                 self.banner.clear_notice()
         await self.refresh_projects()
@@ -475,8 +490,11 @@ class MainWindow(QMainWindow):
             self.show_message(found.message, "warning")
             return
         kind = classify(found.rel_path)
-        self.preview.preview(PreviewTarget(found.project, found.rel_path, found.sha256, 1, 0,
-                                           kind.language if kind else "", "whole file"))
+        self.preview.preview(
+            PreviewTarget(
+                found.project, found.rel_path, found.sha256, 1, 0, kind.language if kind else "", "whole file"
+            )
+        )
 
     # --- searching ------------------------------------------------------------------------------
 
@@ -484,8 +502,14 @@ class MainWindow(QMainWindow):
         query = self.search_bar.text() if query is None else query
         if not query.strip() or self.project is None:
             return None
-        return SearchRequest(query=query, roots=(self.project,), k=RESULT_LIMIT, mode=self.mode,
-                             filters=self.filters, record_history=record_history)
+        return SearchRequest(
+            query=query,
+            roots=(self.project,),
+            k=RESULT_LIMIT,
+            mode=self.mode,
+            filters=self.filters,
+            record_history=record_history,
+        )
 
     def _on_text_edited(self, text: str) -> None:
         # Half-typed queries stay out of the search history; Enter (search now) records the query.
@@ -495,8 +519,9 @@ class MainWindow(QMainWindow):
         elif not text.strip():
             self.live.clear()
         else:
-            self.show_message("Open a folder to search: File → Open Folder… (Ctrl+Shift+O) or drop one here.",
-                              "warning")
+            self.show_message(
+                "Open a folder to search: File → Open Folder… (Ctrl+Shift+O) or drop one here.", "warning"
+            )
 
     def search_now(self) -> asyncio.Task | None:
         """Search for the bar's text right away; the task gives the response (None if superseded)."""
@@ -508,7 +533,8 @@ class MainWindow(QMainWindow):
         self.tree.show_response(response)
         self._show_response_notes(response)
         self.statusBar().showMessage(
-            f"{len(response.results)} results in {response.elapsed_ms:.0f} ms ({response.effective_mode})", 4000)
+            f"{len(response.results)} results in {response.elapsed_ms:.0f} ms ({response.effective_mode})", 4000
+        )
         self.results_shown.emit(seq)
         if response.results:
             self.tree.select_hit(0)
@@ -531,8 +557,11 @@ class MainWindow(QMainWindow):
         if self.project in self.bridge.indexing_roots:
             # The first index run has not created the project's scope yet; try again once files are in.
             self._search_on_progress = True
-            self.show_message(f"Indexing {Path(self.project).name} has just started; results appear as soon "
-                              "as the first files are indexed.", "warning")
+            self.show_message(
+                f"Indexing {Path(self.project).name} has just started; results appear as soon "
+                "as the first files are indexed.",
+                "warning",
+            )
         else:
             self.show_message(message[0].upper() + message[1:], "error")
 
@@ -585,8 +614,18 @@ class MainWindow(QMainWindow):
         if result is None:
             self.preview.preview(None)
             return
-        self.preview.preview(PreviewTarget(result.scope_root, result.path, result.file_sha256, result.start_line,
-                                           result.end_line, result.language, hit_label(result), result.snippet))
+        self.preview.preview(
+            PreviewTarget(
+                result.scope_root,
+                result.path,
+                result.file_sha256,
+                result.start_line,
+                result.end_line,
+                result.language,
+                hit_label(result),
+                result.snippet,
+            )
+        )
 
     def open_in_editor(self) -> None:
         """Open the current result (or the previewed file) in the user's editor at its first line."""
@@ -607,9 +646,12 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> None:
         config = self.bridge.config
-        prefs = Preferences(self.preview.context_lines, self.settings.max_file_size,
-                            config.model_dir if config else self.settings.model_dir,
-                            config.provider if config else self.settings.provider)
+        prefs = Preferences(
+            self.preview.context_lines,
+            self.settings.max_file_size,
+            config.model_dir if config else self.settings.model_dir,
+            config.provider if config else self.settings.provider,
+        )
         dialog = SettingsDialog(prefs, self)
         dialog.accepted.connect(lambda: self.spawn(self.apply_preferences(dialog.preferences())))
         self._open_dialog(dialog)
@@ -626,9 +668,16 @@ class MainWindow(QMainWindow):
         if config is None:
             return
         new = dataclasses.replace(
-            config, model_dir=prefs.model_dir, provider=prefs.provider,
-            index_options=dataclasses.replace(config.index_options, selection=SelectionOptions(
-                max_file_size=prefs.max_file_size, max_line_length=config.index_options.selection.max_line_length)))
+            config,
+            model_dir=prefs.model_dir,
+            provider=prefs.provider,
+            index_options=dataclasses.replace(
+                config.index_options,
+                selection=SelectionOptions(
+                    max_file_size=prefs.max_file_size, max_line_length=config.index_options.selection.max_line_length
+                ),
+            ),
+        )
         if new != config:
             self.statusBar().showMessage("Restarting the engine with the new settings…")
             await self.bridge.restart(new)
@@ -641,10 +690,15 @@ class MainWindow(QMainWindow):
         self._open_dialog(ShortcutsDialog(self.actions(), self))
 
     def show_about(self) -> None:
-        box = QMessageBox(QMessageBox.Icon.Information, "About Quarry",
-                          "Quarry searches a codebase by meaning and by name, offline.\n\n"
-                          "Drop a folder on the window to index it, then type what you are looking for. "
-                          "F1 lists the keyboard shortcuts.", QMessageBox.StandardButton.Close, self)
+        box = QMessageBox(
+            QMessageBox.Icon.Information,
+            "About Quarry",
+            "Quarry searches a codebase by meaning and by name, offline.\n\n"
+            "Drop a folder on the window to index it, then type what you are looking for. "
+            "F1 lists the keyboard shortcuts.",
+            QMessageBox.StandardButton.Close,
+            self,
+        )
         self._open_dialog(box)
 
     def show_message(self, text: str, kind: str = "info") -> None:

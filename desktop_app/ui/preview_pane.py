@@ -96,8 +96,9 @@ class PreviewPane(QWidget):
 
     async def _read(self, seq: int, target: PreviewTarget, context: int) -> None:
         try:
-            lines = await self._bridge.read_lines(target.abs_path, target.sha256, target.start_line,
-                                                  target.end_line, context)
+            lines = await self._bridge.read_lines(
+                target.abs_path, target.sha256, target.start_line, target.end_line, context
+            )
         except Exception as exc:  # an unreadable file is a message in the preview, not a crash
             if seq == self._seq:
                 self.show_message(f"Cannot read {target.path}: {exc}", target)
@@ -107,11 +108,17 @@ class PreviewPane(QWidget):
         if lines is not None:
             self.show_lines(target, *lines)
         elif target.snippet:
-            self.show_lines(target, target.start_line, target.end_line, target.snippet,
-                            note="changed on disk since it was indexed: showing the indexed text (F5 re-indexes)")
+            self.show_lines(
+                target,
+                target.start_line,
+                target.end_line,
+                target.snippet,
+                note="changed on disk since it was indexed: showing the indexed text (F5 re-indexes)",
+            )
         else:
-            self.show_message(f"{target.path} changed or disappeared since it was indexed; press F5 to "
-                              "re-index.", target)
+            self.show_message(
+                f"{target.path} changed or disappeared since it was indexed; press F5 to re-index.", target
+            )
 
     # --- display --------------------------------------------------------------------------------
 

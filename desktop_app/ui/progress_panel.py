@@ -9,8 +9,13 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QW
 
 from ..indexing.progress import Progress
 
-_PHASE_LABELS = {"analyzing": "Scanning files", "started": "Starting", "in_progress": "Indexing",
-                 "completed": "Indexed", "cancelled": "Cancelled"}
+_PHASE_LABELS = {
+    "analyzing": "Scanning files",
+    "started": "Starting",
+    "in_progress": "Indexing",
+    "completed": "Indexed",
+    "cancelled": "Cancelled",
+}
 
 
 def progress_text(p: Progress) -> str:

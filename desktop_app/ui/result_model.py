@@ -12,11 +12,28 @@ from ..search.results import SearchResponse, SearchResult
 RESULT_ROLE = Qt.ItemDataRole.UserRole + 1  # the SearchResult on a hit row; None on a file row
 COLUMNS = ("Result", "Score", "Match")
 COL_LOCATION, COL_SCORE, COL_MATCH = range(3)
-_SYMBOL_TYPE_LABELS = {"function": "fn", "method": "fn", "class": "class", "struct": "struct",
-                       "interface": "interface", "enum": "enum", "trait": "trait", "impl": "impl",
-                       "module": "mod", "type": "type", "object": "object", "protocol": "protocol",
-                       "extension": "extension", "instance": "instance", "data": "data", "newtype": "newtype",
-                       "actor": "actor", "opaque": "opaque", "constructor": "fn", "union": "union"}
+_SYMBOL_TYPE_LABELS = {
+    "function": "fn",
+    "method": "fn",
+    "class": "class",
+    "struct": "struct",
+    "interface": "interface",
+    "enum": "enum",
+    "trait": "trait",
+    "impl": "impl",
+    "module": "mod",
+    "type": "type",
+    "object": "object",
+    "protocol": "protocol",
+    "extension": "extension",
+    "instance": "instance",
+    "data": "data",
+    "newtype": "newtype",
+    "actor": "actor",
+    "opaque": "opaque",
+    "constructor": "fn",
+    "union": "union",
+}
 
 
 class ResultModel(QStandardItemModel):

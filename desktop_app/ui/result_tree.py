@@ -132,7 +132,9 @@ class ResultTree(QTreeView):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and event.modifiers() in (
-                Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier):
+            Qt.KeyboardModifier.NoModifier,
+            Qt.KeyboardModifier.KeypadModifier,
+        ):
             result = self.current_result()
             if result is not None:
                 self.result_activated.emit(result)

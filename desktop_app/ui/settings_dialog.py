@@ -23,8 +23,12 @@ from PySide6.QtWidgets import (
 from ..search.request import MAX_CONTEXT
 from .app_settings import PROVIDERS
 
-_PROVIDER_LABELS = {"auto": "Automatic (best available)", "cpu": "CPU", "cuda": "CUDA (NVIDIA GPU)",
-                    "coreml": "Core ML (Apple)"}
+_PROVIDER_LABELS = {
+    "auto": "Automatic (best available)",
+    "cpu": "CPU",
+    "cuda": "CUDA (NVIDIA GPU)",
+    "coreml": "Core ML (Apple)",
+}
 
 
 @dataclass(frozen=True)
@@ -63,8 +67,10 @@ class SettingsDialog(QDialog):
         form.addRow("Skip files &larger than", self.max_size)
         form.addRow("&Model folder", model_row)
         form.addRow("&Execution provider", self.provider)
-        note = QLabel("Changing the size limit, model or provider restarts the engine; the model folder needs "
-                      "model.onnx, tokenizer.json and quarry-model.json.")
+        note = QLabel(
+            "Changing the size limit, model or provider restarts the engine; the model folder needs "
+            "model.onnx, tokenizer.json and quarry-model.json."
+        )
         note.setWordWrap(True)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
@@ -76,8 +82,12 @@ class SettingsDialog(QDialog):
 
     def preferences(self) -> Preferences:
         folder = self.model_dir.text().strip()
-        return Preferences(self.context.value(), self.max_size.value() * 1024,
-                           Path(folder).expanduser() if folder else None, self.provider.currentData())
+        return Preferences(
+            self.context.value(),
+            self.max_size.value() * 1024,
+            Path(folder).expanduser() if folder else None,
+            self.provider.currentData(),
+        )
 
     def _browse(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Model folder", self.model_dir.text())

@@ -72,8 +72,11 @@ class Engine:
         try:
             old = Embedder(spec_from_source(self.store.model_source(active) or ""), self.config.provider)
         except ModelError as exc:
-            return Searcher(self.store, None, f"the index's model {active} cannot be loaded ({exc}); "
-                                              f"re-embedding with {self.embedder.model_id}")
+            return Searcher(
+                self.store,
+                None,
+                f"the index's model {active} cannot be loaded ({exc}); re-embedding with {self.embedder.model_id}",
+            )
         return Searcher(self.store, old)
 
     def warm_up(self) -> tuple[str, str]:
@@ -96,8 +99,9 @@ class Engine:
             self.searcher = Searcher(self.store, self.embedder)
         return finished
 
-    def index(self, root: Path, progress: Callable[[Progress], None] | None,
-              should_stop: Callable[[], bool]) -> IndexStats:
+    def index(
+        self, root: Path, progress: Callable[[Progress], None] | None, should_stop: Callable[[], bool]
+    ) -> IndexStats:
         if self.embedder is None:
             raise ModelError(self.model_error or "no embedding model")
         indexer = Indexer(self.store, self.embedder, self.config.index_options, idle=self._idle)
@@ -195,6 +199,7 @@ class Worker:
     def read_lines(self, path: Path | str, sha256: str, start_line: int, end_line: int, context: int) -> Future:
         """(first, last, text) of lines start-context .. end+context of an indexed file, read on this thread;
         None when the file is gone or its content no longer has `sha256` (it changed since indexing)."""
+
         def job(engine: Engine) -> tuple[int, int, str] | None:
             lines = FileLines().lines_if_current(Path(path), sha256)
             return None if lines is None else expand(lines, start_line, end_line, context)
@@ -258,10 +263,14 @@ class Worker:
     def status(self) -> Future:
         def job(engine: Engine) -> dict:
             emb = engine.embedder
-            return {"model": emb.model_id if emb else None, "model_error": engine.model_error,
-                    "provider": emb.provider if emb and emb.loaded else None,
-                    "reembedding": engine.needs_reembed,
-                    "scopes": engine.store.list_scopes(), "indexing": sorted(engine.indexing_roots)}
+            return {
+                "model": emb.model_id if emb else None,
+                "model_error": engine.model_error,
+                "provider": emb.provider if emb and emb.loaded else None,
+                "reembedding": engine.needs_reembed,
+                "scopes": engine.store.list_scopes(),
+                "indexing": sorted(engine.indexing_roots),
+            }
 
         return self.submit(job)
 
@@ -338,5 +347,15 @@ def _db_files(db: Path) -> list[Path]:
     return [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
 
 
-__all__ = ["EngineConfig", "Engine", "Worker", "IndexHandle", "IndexStats", "ScopeSummary", "HistoryEntry",
-           "PRIORITY_SEARCH", "PRIORITY_QUERY", "PRIORITY_INDEX"]
+__all__ = [
+    "EngineConfig",
+    "Engine",
+    "Worker",
+    "IndexHandle",
+    "IndexStats",
+    "ScopeSummary",
+    "HistoryEntry",
+    "PRIORITY_SEARCH",
+    "PRIORITY_QUERY",
+    "PRIORITY_INDEX",
+]

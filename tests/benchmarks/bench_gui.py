@@ -42,22 +42,77 @@ from desktop_app.ui.refcount_guard import guard_singleton_refcounts  # noqa: E40
 from desktop_app.worker.worker import EngineConfig, Worker  # noqa: E402
 
 STDLIB = Path(sys.base_prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
-CORPUS_PACKAGES = ("email", "json", "http", "logging", "asyncio", "concurrent", "urllib", "xml", "collections",
-                   "importlib", "html", "wsgiref", "xmlrpc", "sqlite3", "tomllib", "dbm", "ctypes", "unittest")
+CORPUS_PACKAGES = (
+    "email",
+    "json",
+    "http",
+    "logging",
+    "asyncio",
+    "concurrent",
+    "urllib",
+    "xml",
+    "collections",
+    "importlib",
+    "html",
+    "wsgiref",
+    "xmlrpc",
+    "sqlite3",
+    "tomllib",
+    "dbm",
+    "ctypes",
+    "unittest",
+)
 STALL_PACKAGES = ("multiprocessing", "unittest", "idlelib")  # indexed into a fresh scope while measuring
 TARGET_CHUNKS = 4000  # within 3%: packages are added whole
 STALL_SECONDS = 20.0  # measure this long (or until the index finishes), then cancel
 
-VERBS = ("parse", "encode", "decode", "retry", "open", "close", "read", "write", "send", "receive", "format",
-         "validate", "cancel", "schedule", "serialize", "escape", "quote", "compress", "resolve", "log")
-NOUNS = ("email header", "json object", "http response", "log record", "event loop callback", "url query string",
-         "xml element", "socket connection", "mime attachment", "future result", "cookie jar", "thread pool",
-         "subprocess pipe", "file handler", "message payload", "content type", "base64 data", "charset")
+VERBS = (
+    "parse",
+    "encode",
+    "decode",
+    "retry",
+    "open",
+    "close",
+    "read",
+    "write",
+    "send",
+    "receive",
+    "format",
+    "validate",
+    "cancel",
+    "schedule",
+    "serialize",
+    "escape",
+    "quote",
+    "compress",
+    "resolve",
+    "log",
+)
+NOUNS = (
+    "email header",
+    "json object",
+    "http response",
+    "log record",
+    "event loop callback",
+    "url query string",
+    "xml element",
+    "socket connection",
+    "mime attachment",
+    "future result",
+    "cookie jar",
+    "thread pool",
+    "subprocess pipe",
+    "file handler",
+    "message payload",
+    "content type",
+    "base64 data",
+    "charset",
+)
 
 
 def queries(n: int, offset: int) -> list[str]:
     combos = [f"{v} {o}" for o in NOUNS for v in VERBS]
-    return combos[offset:offset + n]
+    return combos[offset : offset + n]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -66,8 +121,12 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def summary(values: list[float]) -> dict:
-    return {"n": len(values), "p50": round(statistics.median(values), 1), "p95": round(percentile(values, 95), 1),
-            "max": round(max(values), 1)}
+    return {
+        "n": len(values),
+        "p50": round(statistics.median(values), 1),
+        "p95": round(percentile(values, 95), 1),
+        "max": round(max(values), 1),
+    }
 
 
 def build_corpus(work: Path, db: Path) -> int:
@@ -84,13 +143,16 @@ def build_corpus(work: Path, db: Path) -> int:
             if chunks >= TARGET_CHUNKS * 0.97:
                 break
             if not (corpus / package).exists():
-                shutil.copytree(STDLIB / package, corpus / package,
-                                ignore=shutil.ignore_patterns("__pycache__", "test", "tests"))
+                shutil.copytree(
+                    STDLIB / package, corpus / package, ignore=shutil.ignore_patterns("__pycache__", "test", "tests")
+                )
             t0 = time.monotonic()
             stats = worker.index(corpus).result()
             chunks = stats.chunks_total
-            print(f"indexed {package}: {chunks} chunks ({stats.chunks_embedded} new) in "
-                  f"{time.monotonic() - t0:.0f}s", file=sys.stderr)
+            print(
+                f"indexed {package}: {chunks} chunks ({stats.chunks_embedded} new) in {time.monotonic() - t0:.0f}s",
+                file=sys.stderr,
+            )
         return chunks
     finally:
         worker.close()
@@ -188,9 +250,15 @@ async def measure_stall(win: MainWindow, folder: Path) -> dict:
     win.cancel_index()
     stats = await index
     timer.stop()
-    return {"max_gap_ms": round(max(gaps), 1), "p99_gap_ms": round(percentile(gaps, 99), 1), "ticks": len(gaps),
-            "seconds": round(time.monotonic() - t0, 1), "chunks_embedded": stats.chunks_embedded if stats else 0,
-            "progress_signals": progress_count[0], "searches_while_indexing_ms": [round(v, 1) for v in search_ms]}
+    return {
+        "max_gap_ms": round(max(gaps), 1),
+        "p99_gap_ms": round(percentile(gaps, 99), 1),
+        "ticks": len(gaps),
+        "seconds": round(time.monotonic() - t0, 1),
+        "chunks_embedded": stats.chunks_embedded if stats else 0,
+        "progress_signals": progress_count[0],
+        "searches_while_indexing_ms": [round(v, 1) for v in search_ms],
+    }
 
 
 async def bench(win: MainWindow, db: Path, corpus: Path, n: int, stall_folder: Path) -> dict:
@@ -242,7 +310,10 @@ def main() -> int:
         shutil.rmtree(run_dir, ignore_errors=True)
 
     result = {
-        "benchmark": "gui", "index_chunks": chunks, "queries": args.queries, "debounce_ms": DEBOUNCE_MS,
+        "benchmark": "gui",
+        "index_chunks": chunks,
+        "queries": args.queries,
+        "debounce_ms": DEBOUNCE_MS,
         "keystroke_to_results_ms": summary(r["typed"]),
         "keystroke_to_results_excluding_debounce_ms": summary(r["after_debounce"]),
         "enter_to_results_ms": summary(r["enter"]),
@@ -251,9 +322,11 @@ def main() -> int:
         "bridge_and_ui_overhead_ms": summary([a - e for a, e in zip(r["after_debounce"], r["engine"], strict=True)]),
         "ui_stall_while_indexing": r["stall"],
         "load_average_1m": round(os.getloadavg()[0], 2),  # other work on the machine skews every figure
-        "goals": {"p95_excluding_debounce_under_100ms": percentile(r["after_debounce"], 95) < 100,
-                  "p95_enter_under_100ms": percentile(r["enter"], 95) < 100,
-                  "no_ui_stall_over_50ms": r["stall"]["max_gap_ms"] <= 50},
+        "goals": {
+            "p95_excluding_debounce_under_100ms": percentile(r["after_debounce"], 95) < 100,
+            "p95_enter_under_100ms": percentile(r["enter"], 95) < 100,
+            "no_ui_stall_over_50ms": r["stall"]["max_gap_ms"] <= 50,
+        },
     }
     print(json.dumps(result))
     return 0

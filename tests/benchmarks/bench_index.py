@@ -41,8 +41,14 @@ def embedded_texts(root: Path, indexer: Indexer) -> list[str]:
             source = read_source(cand.abs_path, indexer.options.selection)
         except SkipFile:
             continue
-        for ch in chunk_file(source.text, cand.language, cand.rel_path, indexer.embedder.count_tokens,
-                             indexer.chunk_tokens, indexer.options.overlap_tokens):
+        for ch in chunk_file(
+            source.text,
+            cand.language,
+            cand.rel_path,
+            indexer.embedder.count_tokens,
+            indexer.chunk_tokens,
+            indexer.options.overlap_tokens,
+        ):
             doc = document_text(ch, cand.rel_path)
             if doc not in texts:
                 texts[doc] = None
@@ -85,19 +91,29 @@ def main(argv: list[str] | None = None) -> dict:
         raw_s, raw_cpu = time.perf_counter() - started, cpu_seconds() - cpu0
 
     out = {
-        "path": str(args.path), "files": stats.files_indexed, "chunks": stats.chunks_total,
-        "texts_embedded": stats.chunks_embedded, "tokens_embedded": stats.tokens_embedded,
-        "seconds": round(pipeline_s, 2), "tokens_per_s": round(stats.tokens_embedded / pipeline_s),
-        "raw_texts": len(texts), "raw_tokens": tokens, "raw_seconds": round(raw_s, 2),
-        "raw_tokens_per_s": round(tokens / raw_s), "ratio": round((stats.tokens_embedded / pipeline_s)
-                                                                   / (tokens / raw_s), 3),
-        "cpu_seconds": round(pipeline_cpu, 1), "raw_cpu_seconds": round(raw_cpu, 1),
-        "cpu_ratio": round(raw_cpu / pipeline_cpu, 3), "load_avg": os.getloadavg()[0],
+        "path": str(args.path),
+        "files": stats.files_indexed,
+        "chunks": stats.chunks_total,
+        "texts_embedded": stats.chunks_embedded,
+        "tokens_embedded": stats.tokens_embedded,
+        "seconds": round(pipeline_s, 2),
+        "tokens_per_s": round(stats.tokens_embedded / pipeline_s),
+        "raw_texts": len(texts),
+        "raw_tokens": tokens,
+        "raw_seconds": round(raw_s, 2),
+        "raw_tokens_per_s": round(tokens / raw_s),
+        "ratio": round((stats.tokens_embedded / pipeline_s) / (tokens / raw_s), 3),
+        "cpu_seconds": round(pipeline_cpu, 1),
+        "raw_cpu_seconds": round(raw_cpu, 1),
+        "cpu_ratio": round(raw_cpu / pipeline_cpu, 3),
+        "load_avg": os.getloadavg()[0],
         "provider": stats.provider,
     }
     if not args.json:
-        print(f"pipeline: {out['tokens_per_s']} tokens/s over {out['seconds']} s; raw model: "
-              f"{out['raw_tokens_per_s']} tokens/s over {out['raw_seconds']} s; ratio {out['ratio']}")
+        print(
+            f"pipeline: {out['tokens_per_s']} tokens/s over {out['seconds']} s; raw model: "
+            f"{out['raw_tokens_per_s']} tokens/s over {out['raw_seconds']} s; ratio {out['ratio']}"
+        )
     print(json.dumps(out))
     return out
 

@@ -45,8 +45,13 @@ def main() -> None:
     figures: dict[str, list[float]] = {}
     for mode in ("hybrid", "exact", "semantic"):
         for _ in range(3):
-            out = subprocess.run([*QUARRY, "search", query, "--root", str(root), "--db", str(db), "--mode", mode,
-                                  "--json"], cwd=REPO, check=True, capture_output=True, text=True).stdout
+            out = subprocess.run(
+                [*QUARRY, "search", query, "--root", str(root), "--db", str(db), "--mode", mode, "--json"],
+                cwd=REPO,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
             figures.setdefault(mode, []).append(json.loads(out)["elapsed_ms"])
         if not args.json:
             print(f"{mode:9} elapsed_ms {figures[mode]}")

@@ -56,12 +56,18 @@ def main(argv: list[str] | None = None) -> dict:
         touched_s = time.perf_counter() - started
         indexer.close()
         store.close()
-    out = {"files": first.files_indexed, "first_index_s": round(first_s, 1),
-           "reindex_unchanged_s": round(unchanged_s, 3), "reindex_one_touched_s": round(touched_s, 3),
-           "embedded_on_reindex": again.chunks_embedded}
+    out = {
+        "files": first.files_indexed,
+        "first_index_s": round(first_s, 1),
+        "reindex_unchanged_s": round(unchanged_s, 3),
+        "reindex_one_touched_s": round(touched_s, 3),
+        "embedded_on_reindex": again.chunks_embedded,
+    }
     if not args.json:
-        print(f"{out['files']} files: first index {out['first_index_s']} s, unchanged re-index "
-              f"{out['reindex_unchanged_s']} s, one file touched {out['reindex_one_touched_s']} s")
+        print(
+            f"{out['files']} files: first index {out['first_index_s']} s, unchanged re-index "
+            f"{out['reindex_unchanged_s']} s, one file touched {out['reindex_one_touched_s']} s"
+        )
     print(json.dumps(out))
     return out
 

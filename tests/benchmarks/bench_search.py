@@ -32,9 +32,14 @@ from desktop_app.search.pipeline import Searcher  # noqa: E402
 from desktop_app.search.request import SearchFilters, SearchRequest  # noqa: E402
 from desktop_app.store.store import Store  # noqa: E402
 
-FILTERS = [SearchFilters(languages=("python",)), SearchFilters(languages=("typescript", "javascript")),
-           SearchFilters(chunk_types=("function",)), SearchFilters(languages=("go",), chunk_types=("type",)),
-           SearchFilters(globs=("src/**",)), SearchFilters(symbol_types=("method",))]
+FILTERS = [
+    SearchFilters(languages=("python",)),
+    SearchFilters(languages=("typescript", "javascript")),
+    SearchFilters(chunk_types=("function",)),
+    SearchFilters(languages=("go",), chunk_types=("type",)),
+    SearchFilters(globs=("src/**",)),
+    SearchFilters(symbol_types=("method",)),
+]
 FILTERED_SHARE = 0.3
 RECALL_K = 10
 
@@ -101,13 +106,16 @@ def ensure_store(db: Path, chunks: int, dims: int, rebuild: bool) -> float:
         for stale in (db, meta, Path(f"{db}-wal"), Path(f"{db}-shm")):
             stale.unlink(missing_ok=True)
         db.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, __file__, "--build-only", "--chunks", str(chunks), "--dims", str(dims),
-                        "--db", str(db)], check=True)
+        subprocess.run(
+            [sys.executable, __file__, "--build-only", "--chunks", str(chunks), "--dims", str(dims), "--db", str(db)],
+            check=True,
+        )
     return json.loads(meta.read_text())["build_s"]
 
 
-def _rebatched(batches: Iterator[tuple[np.ndarray, np.ndarray]], size: int = 20_000
-               ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def _rebatched(
+    batches: Iterator[tuple[np.ndarray, np.ndarray]], size: int = 20_000
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """The store's batches (down to one vec0 chunk each) joined into batches of about `size` rows."""
     ids: list[np.ndarray] = []
     rows: list[np.ndarray] = []
@@ -133,8 +141,10 @@ def exact_nearest(store: Store, names: bool, queries: np.ndarray, masks: list[np
             both_i = np.concatenate([best_ids[qi], ids])
             top = np.argpartition(-both_s, k - 1)[:k]
             best_sims[qi], best_ids[qi] = both_s[top], both_i[top]
-    return [{int(i) for i, s in zip(ids_, sims_, strict=True) if s > -np.inf}
-            for ids_, sims_ in zip(best_ids, best_sims, strict=True)]
+    return [
+        {int(i) for i, s in zip(ids_, sims_, strict=True) if s > -np.inf}
+        for ids_, sims_ in zip(best_ids, best_sims, strict=True)
+    ]
 
 
 def recall(searcher: Searcher, requests: list[SearchRequest], vectors: QueryVectors) -> tuple[float, float]:
@@ -177,8 +187,11 @@ def run(args: argparse.Namespace) -> dict:
         if not early:
             t = time.perf_counter()
             response = searcher.search(requests[0])
-            early.update(searchable_s=time.perf_counter() - started, ms=(time.perf_counter() - t) * 1000,
-                         loaded=response.vectors_loaded)
+            early.update(
+                searchable_s=time.perf_counter() - started,
+                ms=(time.perf_counter() - t) * 1000,
+                loaded=response.vectors_loaded,
+            )
 
     searcher.warm_up(between=search_while_loading)
     load_s = time.perf_counter() - started
@@ -197,18 +210,31 @@ def run(args: argparse.Namespace) -> dict:
     store.close()
 
     db_bytes = sum(p.stat().st_size for p in (db, Path(f"{db}-wal")) if p.exists())
-    out = {"chunks": args.chunks, "p50_ms": round(float(np.percentile(times, 50)), 2),
-           "p95_ms": round(float(np.percentile(times, 95)), 2), "max_ms": round(max(times), 2),
-           "rss_mb": round(rss), "peak_rss_mb": round(peak_rss), "rss_before_open_mb": round(rss_before),
-           "db_mb": round(db_bytes / 2**20), "db_bytes_per_chunk": round(db_bytes / args.chunks),
-           "build_s": round(build_s, 1), "load_s": round(load_s, 2), "first_search_ms": round(first_ms, 1),
-           "searchable_s": round(searchable_s, 3), "search_while_loading_ms": round(early.get("ms", 0), 1),
-           "vectors_loaded_then": round(early.get("loaded", 1.0), 3),
-           "recall_at_10": round((code_recall + name_recall) / 2, 4), "recall_at_10_code": round(code_recall, 4),
-           "recall_at_10_names": round(name_recall, 4)}
+    out = {
+        "chunks": args.chunks,
+        "p50_ms": round(float(np.percentile(times, 50)), 2),
+        "p95_ms": round(float(np.percentile(times, 95)), 2),
+        "max_ms": round(max(times), 2),
+        "rss_mb": round(rss),
+        "peak_rss_mb": round(peak_rss),
+        "rss_before_open_mb": round(rss_before),
+        "db_mb": round(db_bytes / 2**20),
+        "db_bytes_per_chunk": round(db_bytes / args.chunks),
+        "build_s": round(build_s, 1),
+        "load_s": round(load_s, 2),
+        "first_search_ms": round(first_ms, 1),
+        "searchable_s": round(searchable_s, 3),
+        "search_while_loading_ms": round(early.get("ms", 0), 1),
+        "vectors_loaded_then": round(early.get("loaded", 1.0), 3),
+        "recall_at_10": round((code_recall + name_recall) / 2, 4),
+        "recall_at_10_code": round(code_recall, 4),
+        "recall_at_10_names": round(name_recall, 4),
+    }
     if not args.json:
-        print(f"{args.chunks} chunks: p50 {out['p50_ms']} ms, p95 {out['p95_ms']} ms, RSS {out['rss_mb']} MB, "
-              f"db {out['db_mb']} MB, load {out['load_s']} s, recall@10 {out['recall_at_10']}")
+        print(
+            f"{args.chunks} chunks: p50 {out['p50_ms']} ms, p95 {out['p95_ms']} ms, RSS {out['rss_mb']} MB, "
+            f"db {out['db_mb']} MB, load {out['load_s']} s, recall@10 {out['recall_at_10']}"
+        )
     print(json.dumps(out))
     return out
 

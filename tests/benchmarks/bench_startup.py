@@ -69,8 +69,9 @@ def child(db: Path, root: str, query: str) -> None:
             return
         figures["results_s"] = process_age_s()
         response = window.last_response
-        figures.update(first_search_ms=round(response.elapsed_ms, 1), mode=response.effective_mode,
-                       results=len(response.results))
+        figures.update(
+            first_search_ms=round(response.elapsed_ms, 1), mode=response.effective_mode, results=len(response.results)
+        )
         window.close()
 
     class FirstPaint(QObject):
@@ -90,8 +91,13 @@ def child(db: Path, root: str, query: str) -> None:
 def run_once(db: Path, root: Path, query: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="quarry-startup-") as config:
         env = {**os.environ, "XDG_CONFIG_HOME": config, "QT_QPA_PLATFORM": "offscreen"}
-        out = subprocess.run([sys.executable, __file__, "--child", "--db", str(db), "--root", str(root),
-                              "--query", query], env=env, capture_output=True, text=True, timeout=TIMEOUT_S + 30)
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", "--db", str(db), "--root", str(root), "--query", query],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S + 30,
+        )
     lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
     if out.returncode != 0 or not lines:
         raise SystemExit(f"start-up run failed (exit {out.returncode}):\n{out.stderr[-2000:]}")
@@ -127,9 +133,11 @@ def main(argv: list[str] | None = None) -> None:
         runs.append(run_once(db, work / "corpus", args.query))
         if not args.json:
             r = runs[-1]
-            print(f"run {i + 1}: visible {r['visible_s']:.2f} s, answered {r['results_s']:.2f} s "
-                  f"(search {r['first_search_ms']} ms, {r['mode']}, {r['results']} results; "
-                  f"process {time.perf_counter() - started:.1f} s)")
+            print(
+                f"run {i + 1}: visible {r['visible_s']:.2f} s, answered {r['results_s']:.2f} s "
+                f"(search {r['first_search_ms']} ms, {r['mode']}, {r['results']} results; "
+                f"process {time.perf_counter() - started:.1f} s)"
+            )
     out = {"chunks": chunks, "runs": len(runs), "query": args.query}
     for key in ("imported_s", "visible_s", "results_s", "first_search_ms"):
         out[key] = round(statistics.median(r[key] for r in runs), 3)

@@ -33,8 +33,12 @@ _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 STOP = ["the", "a", "to", "of", "in", "for", "is", "and", "with", "from", "when", "if", "not", "this", "that"]
 # Words the line templates spell out themselves; the vocabulary is what is left of the standard library's.
-_KEYWORDS = set(keyword.kwlist) | {w.lower() for w in keyword.kwlist} | set(STOP) | {"self", "def", "none", "true",
-                                                                                     "false", "cls", "args"}
+_KEYWORDS = (
+    set(keyword.kwlist)
+    | {w.lower() for w in keyword.kwlist}
+    | set(STOP)
+    | {"self", "def", "none", "true", "false", "cls", "args"}
+)
 
 
 @functools.cache
@@ -73,13 +77,26 @@ def _draw(rng: np.random.Generator, cdf: np.ndarray, n: int) -> np.ndarray:
 
 
 # (language, extension, share of files, line style)
-LANGUAGES = [("python", ".py", 0.30, "py"), ("typescript", ".ts", 0.17, "c"), ("javascript", ".js", 0.08, "c"),
-             ("go", ".go", 0.12, "go"), ("rust", ".rs", 0.08, "rs"), ("java", ".java", 0.10, "c"),
-             ("markdown", ".md", 0.09, "prose"), ("yaml", ".yaml", 0.03, "cfg"), ("json", ".json", 0.03, "cfg")]
+LANGUAGES = [
+    ("python", ".py", 0.30, "py"),
+    ("typescript", ".ts", 0.17, "c"),
+    ("javascript", ".js", 0.08, "c"),
+    ("go", ".go", 0.12, "go"),
+    ("rust", ".rs", 0.08, "rs"),
+    ("java", ".java", 0.10, "c"),
+    ("markdown", ".md", 0.09, "prose"),
+    ("yaml", ".yaml", 0.03, "cfg"),
+    ("json", ".json", 0.03, "cfg"),
+]
 TOP_FOLDERS = ["src", "lib", "pkg", "internal", "services", "tools", "docs", "tests", "web", "api"]
-SYMBOL_TYPES = {"py": ["function", "method", "class"], "c": ["function", "method", "class", "interface"],
-                "go": ["function", "method", "struct", "interface"], "rs": ["function", "method", "struct", "enum"],
-                "prose": ["heading"], "cfg": ["key"]}
+SYMBOL_TYPES = {
+    "py": ["function", "method", "class"],
+    "c": ["function", "method", "class", "interface"],
+    "go": ["function", "method", "struct", "interface"],
+    "rs": ["function", "method", "struct", "enum"],
+    "prose": ["heading"],
+    "cfg": ["key"],
+}
 CODE_CHUNK_TYPES = ["code", "comment"]
 
 
@@ -117,24 +134,45 @@ def _line_pool(rng: np.random.Generator, vocab: Vocabulary, style: str, size: in
         comment = " ".join(words[i])
         kind = i % 6
         if style == "py":
-            line = [f"    {a} = {b}.{d}({e})", f"    if not {a}:\n        return {b}", f"    for {a} in {b}.{d}():",
-                    f"    # {comment}", f"    raise {pa}Error(\"{comment}\")", f"    return {pb}({a}, {b})"][kind]
+            line = [
+                f"    {a} = {b}.{d}({e})",
+                f"    if not {a}:\n        return {b}",
+                f"    for {a} in {b}.{d}():",
+                f"    # {comment}",
+                f'    raise {pa}Error("{comment}")',
+                f"    return {pb}({a}, {b})",
+            ][kind]
         elif style == "c":
-            line = [f"  const {a} = await {b}.{d}({e});", f"  if (!{a}) {{ return {b}; }}",
-                    f"  for (const {a} of {b}.{d}()) {{", f"  // {comment}", f"  throw new {pa}Error(\"{comment}\");",
-                    f"  return new {pb}({a}, {b});"][kind]
+            line = [
+                f"  const {a} = await {b}.{d}({e});",
+                f"  if (!{a}) {{ return {b}; }}",
+                f"  for (const {a} of {b}.{d}()) {{",
+                f"  // {comment}",
+                f'  throw new {pa}Error("{comment}");',
+                f"  return new {pb}({a}, {b});",
+            ][kind]
         elif style == "go":
-            line = [f"\t{a} := {b}.{pa}({e})", "\tif err != nil {\n\t\treturn nil, err\n\t}",
-                    f"\tfor _, {a} := range {b}.{pb}() {{", f"\t// {comment}", f"\treturn {pa}{{{a}: {b}}}, nil",
-                    f"\t{a}.{pb}({d}, {e})"][kind]
+            line = [
+                f"\t{a} := {b}.{pa}({e})",
+                "\tif err != nil {\n\t\treturn nil, err\n\t}",
+                f"\tfor _, {a} := range {b}.{pb}() {{",
+                f"\t// {comment}",
+                f"\treturn {pa}{{{a}: {b}}}, nil",
+                f"\t{a}.{pb}({d}, {e})",
+            ][kind]
         elif style == "rs":
-            line = [f"    let {a} = {b}.{d}(&{e})?;", f"    if {a}.is_empty() {{ return Ok({b}); }}",
-                    f"    for {a} in {b}.{d}() {{", f"    // {comment}", f"    Err({pa}Error::new(\"{comment}\"))",
-                    f"    Ok({pb}::new({a}, {b}))"][kind]
+            line = [
+                f"    let {a} = {b}.{d}(&{e})?;",
+                f"    if {a}.is_empty() {{ return Ok({b}); }}",
+                f"    for {a} in {b}.{d}() {{",
+                f"    // {comment}",
+                f'    Err({pa}Error::new("{comment}"))',
+                f"    Ok({pb}::new({a}, {b}))",
+            ][kind]
         elif style == "prose":
             line = f"The {a.replace('_', ' ')} {comment} uses `{vocab.camel[ids[i][0]]}` to {d.replace('_', ' ')}."
         else:
-            line = f"{a}: {b}" if kind % 2 else f"  {a}: \"{comment}\""
+            line = f"{a}: {b}" if kind % 2 else f'  {a}: "{comment}"'
         out.append(line)
     return out
 
@@ -209,12 +247,23 @@ class CorpusWriter:
                 types = SYMBOL_TYPES[style]
                 symbol_type = types[int(self.rng.integers(len(types)))]
                 name = self._name(style, symbol_type)
-                chunk_type = {"heading": "prose", "key": "config", "class": "type", "struct": "type",
-                              "interface": "type", "enum": "type"}.get(symbol_type, "function")
+                chunk_type = {
+                    "heading": "prose",
+                    "key": "config",
+                    "class": "type",
+                    "struct": "type",
+                    "interface": "type",
+                    "enum": "type",
+                }.get(symbol_type, "function")
             else:
                 symbol_type = name = None
-                chunk_type = "prose" if style == "prose" else "config" if style == "cfg" else \
-                    CODE_CHUNK_TYPES[int(self.rng.integers(2))]
+                chunk_type = (
+                    "prose"
+                    if style == "prose"
+                    else "config"
+                    if style == "cfg"
+                    else CODE_CHUNK_TYPES[int(self.rng.integers(2))]
+                )
             picks = self.rng.integers(len(pool), size=int(self.rng.integers(4, 28)))
             header = _signature(style, symbol_type or "", name) if name else ""
             body = [header] if header else []
@@ -223,19 +272,33 @@ class CorpusWriter:
             end = line + text.count("\n")
             owner = parent if symbol_type == "method" else None
             chunk_hash = hashlib.sha256(f"{path}\n{ordinal}\n{text}".encode()).hexdigest()
-            refs.append(ChunkRef(
-                chunk_hash, ordinal, line, end, chunk_type, name, symbol_type, owner,
-                fts_symbol=expand_identifiers(name) if name else "",
-                fts_path=fts_path + (" " + expand_identifiers(owner) if owner else ""),
-                fts_body=" ".join([expand_identifiers(header)] + [expanded[i] for i in picks])))
-            chunks.append(NewChunk(chunk_hash, text, len(text) // 4, vectors[2 * ordinal],
-                                   vectors[2 * ordinal + 1] if name else None))
+            refs.append(
+                ChunkRef(
+                    chunk_hash,
+                    ordinal,
+                    line,
+                    end,
+                    chunk_type,
+                    name,
+                    symbol_type,
+                    owner,
+                    fts_symbol=expand_identifiers(name) if name else "",
+                    fts_path=fts_path + (" " + expand_identifiers(owner) if owner else ""),
+                    fts_body=" ".join([expand_identifiers(header)] + [expanded[i] for i in picks]),
+                )
+            )
+            chunks.append(
+                NewChunk(
+                    chunk_hash, text, len(text) // 4, vectors[2 * ordinal], vectors[2 * ordinal + 1] if name else None
+                )
+            )
             if symbol_type in ("class", "struct", "interface"):
                 parent = name
             line = end + 2
         size = sum(len(c.text) + 1 for c in chunks)
-        return FileWrite(path, size, 1_700_000_000_000_000_000, hashlib.sha256(path.encode()).hexdigest(),
-                         language, refs), chunks
+        return FileWrite(
+            path, size, 1_700_000_000_000_000_000, hashlib.sha256(path.encode()).hexdigest(), language, refs
+        ), chunks
 
 
 def build(db: Path, n_chunks: int, dims: int) -> None:
