@@ -19,28 +19,65 @@ from .query import STOPWORDS, ParsedQuery
 
 # How much of the hybrid blend keyword evidence gets, by the query's shape. A question in words leans on the
 # model; a query that names code (identifiers, dotted paths) leans on the names and words it contains.
-KEYWORD_WEIGHT_WORDS = 0.2
+KEYWORD_WEIGHT_WORDS = 0.15
 KEYWORD_WEIGHT_CODE = 0.4
 # Query words found in the file's path: up to this much added to a chunk's blend (the file stem counts
 # double: `bash_completions.go` for "bash completion generation").
-PATH_WEIGHT = 0.1
+PATH_WEIGHT = 0.2
 # A file with several candidates: its best chunk gains this share of the runner-up's blend.
-FILE_SUPPORT_WEIGHT = 0.1
+FILE_SUPPORT_WEIGHT = 0.25
 # Each further definition of an already ranked file keeps this share of its blend, compounding.
-SATURATION = 0.85
+SATURATION = 0.5
 # Documentation, configuration and tests compete with code at a discount unless the query asks for them.
-DOCS_FACTOR = 0.8
-CONFIG_FACTOR = 0.8
-TEST_FACTOR = 0.85
+DOCS_FACTOR = 0.6
+CONFIG_FACTOR = 0.6
+TEST_FACTOR = 0.6
 
-_DOC_WORDS = frozenset(("readme", "doc", "docs", "documentation", "guide", "tutorial", "changelog", "example",
-                        "examples", "explain", "explained", "install", "installation", "faq", "markdown"))
-_CONFIG_WORDS = frozenset(("config", "configuration", "settings", "yaml", "json", "toml", "dependency",
-                           "dependencies", "package", "build", "ci", "workflow", "docker", "manifest"))
-_TEST_WORDS = frozenset(("test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "mock", "mocks",
-                         "benchmark", "benchmarks"))
-_TEST_PATH = re.compile(r"(^|/)(tests?|specs?|__tests__|testing|testdata|test_?data|fixtures?)(/|$)"
-                        r"|(^|/)test_[^/]*$|_(test|spec)s?\.[^/]+$|\.(test|spec)\.[^/]+$", re.IGNORECASE)
+_DOC_WORDS = frozenset(
+    (
+        "readme",
+        "doc",
+        "docs",
+        "documentation",
+        "guide",
+        "tutorial",
+        "changelog",
+        "example",
+        "examples",
+        "explain",
+        "explained",
+        "install",
+        "installation",
+        "faq",
+        "markdown",
+    )
+)
+_CONFIG_WORDS = frozenset(
+    (
+        "config",
+        "configuration",
+        "settings",
+        "yaml",
+        "json",
+        "toml",
+        "dependency",
+        "dependencies",
+        "package",
+        "build",
+        "ci",
+        "workflow",
+        "docker",
+        "manifest",
+    )
+)
+_TEST_WORDS = frozenset(
+    ("test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "mock", "mocks", "benchmark", "benchmarks")
+)
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|specs?|__tests__|testing|testdata|test_?data|fixtures?)(/|$)"
+    r"|(^|/)test_[^/]*$|_(test|spec)s?\.[^/]+$|\.(test|spec)\.[^/]+$",
+    re.IGNORECASE,
+)
 _CAMEL_TEST_FILE = re.compile(r"[a-z0-9](Tests?|Specs?)\.[^/.]+$")  # FooTest.java, RouteTests.swift
 
 

@@ -6,7 +6,7 @@
 * keyword evidence: BM25 over symbol names, paths and identifier-split text, relative to the best
   keyword match of the query.
 * the blend: semantic mode, similarity; exact mode, keyword evidence; hybrid mode, a mix of the two
-  whose keyword share depends on the query's shape (evidence.py: 0.2 for words, 0.4 when the query
+  whose keyword share depends on the query's shape (evidence.py: 0.15 for words, 0.4 when the query
   names code). Every candidate gets its real similarity, however it was found, so the mix is like for
   like. The blend is then discounted for documentation, configuration and tests unless the query asks
   for them, raised when the query's words are in the file's path, and a file's best chunk gains a
@@ -90,22 +90,30 @@ def blend(c: Candidate, mode: str, keyword_weight: float = 1 - SEMANTIC_WEIGHT) 
     return (1 - keyword_weight) * sem + keyword_weight * c.keyword
 
 
-def rank_scores(candidates: Sequence[Candidate], parsed: ParsedQuery, mode: str, rerank: RerankOptions,
-                now: float | None = None) -> None:
+def rank_scores(
+    candidates: Sequence[Candidate], parsed: ParsedQuery, mode: str, rerank: RerankOptions, now: float | None = None
+) -> None:
     """Set every candidate's score: its blend, weighed by the evidence around it (evidence.py), plus the
     rerank boosts, in its tier; then each further definition from an already ranked file loses a share
     (SATURATION), so ten hits of one file do not push a second relevant file off the first page."""
     typed = set(parsed.identifiers)
     for c in candidates:  # `Request` typed: the class, before a `request` method
         c.exact_case = c.exact_symbol and c.hit.symbol_name in typed
-    if mode == "exact":
+    if mode != "hybrid":  # exact: keyword evidence; semantic: similarity, as the user asked
         for c in candidates:
-            c.score = _tiered(c, c.keyword, mode, rerank, now)
+            c.score = _tiered(c, blend(c, mode), mode, rerank, now)
         return
     query = query_evidence(parsed)
-    keyword_weight = query.keyword_weight if mode == "hybrid" else 0.0
-    bases = [blend(c, mode, keyword_weight) * kind_factor(c.hit.path, query)
-             + PATH_WEIGHT * path_match(c.hit.path, query) for c in candidates]
+    # Divided by the most the evidence can add, so the blend stays in 0..1 without ties at the top.
+    scale = 1 / (1 + PATH_WEIGHT + FILE_SUPPORT_WEIGHT)
+    bases = [
+        (
+            blend(c, mode, query.keyword_weight) * kind_factor(c.hit.path, query)
+            + PATH_WEIGHT * path_match(c.hit.path, query)
+        )
+        * scale
+        for c in candidates
+    ]
     files = [f"{c.hit.scope_id}/{c.hit.path}" for c in candidates]
     for i, support in file_support(list(zip(files, range(len(candidates)), bases, strict=True))).items():
         bases[i] += FILE_SUPPORT_WEIGHT * support
