@@ -12,7 +12,6 @@ from desktop_app.search.evidence import (
     KEYWORD_WEIGHT_CODE,
     KEYWORD_WEIGHT_WORDS,
     TEST_FACTOR,
-    file_support,
     is_test_path,
     kind_factor,
     path_match,
@@ -60,11 +59,6 @@ def test_docs_config_and_tests_are_discounted_unless_asked_for():
         assert is_test_path(path), path
     for path in ("src/testing_utils_not.py", "lib/attest.rb", "src/contest.go", "latest/x.py"):
         assert not is_test_path(path), path
-
-
-def test_a_files_best_chunk_gains_from_its_runner_up():
-    support = file_support([("a", 1, 0.5), ("a", 2, 0.7), ("a", 3, 0.2), ("b", 4, 0.9)])
-    assert support == {2: 0.5}
 
 
 def test_windows_of_one_definition_fold_into_the_best_one():

@@ -9,9 +9,8 @@
   whose keyword share depends on the query's shape (evidence.py: 0.15 for words, 0.4 when the query
   names code). Every candidate gets its real similarity, however it was found, so the mix is like for
   like. The blend is then discounted for documentation, configuration and tests unless the query asks
-  for them, raised when the query's words are in the file's path, and a file's best chunk gains a
-  share of its runner-up's; each further definition from an already ranked file keeps a share of its
-  blend (SATURATION), compounding.
+  for them and raised when the query's words are in the file's path; each further definition from an
+  already ranked file keeps a share of its blend (SATURATION), compounding.
 * tiers: outside semantic mode, a chunk whose symbol name is exactly a name in the query ranks in a
   tier of its own, 0.9..0.95 (0.95..1 when spelt as typed), so a definition asked for by name comes
   first; the rest scale into 0..0.9. Rerank boosts (RerankOptions) move results within their tier,
@@ -27,10 +26,8 @@ from dataclasses import dataclass
 
 from ..store.store import Hit
 from .evidence import (
-    FILE_SUPPORT_WEIGHT,
     PATH_WEIGHT,
     SATURATION,
-    file_support,
     kind_factor,
     path_match,
     query_evidence,
@@ -105,7 +102,7 @@ def rank_scores(
         return
     query = query_evidence(parsed)
     # Divided by the most the evidence can add, so the blend stays in 0..1 without ties at the top.
-    scale = 1 / (1 + PATH_WEIGHT + FILE_SUPPORT_WEIGHT)
+    scale = 1 / (1 + PATH_WEIGHT)
     bases = [
         (
             blend(c, mode, query.keyword_weight) * kind_factor(c.hit.path, query)
@@ -115,8 +112,6 @@ def rank_scores(
         for c in candidates
     ]
     files = [f"{c.hit.scope_id}/{c.hit.path}" for c in candidates]
-    for i, support in file_support(list(zip(files, range(len(candidates)), bases, strict=True))).items():
-        bases[i] += FILE_SUPPORT_WEIGHT * support
     provisional = sorted(range(len(candidates)), key=lambda i: -_tiered(candidates[i], bases[i], mode, rerank, now))
     units_seen: dict[str, set[str]] = {}
     for i in provisional:

@@ -26,7 +26,7 @@ from .vector_index import VectorIndex
 WARM_UP_SLICE_S = 0.1
 # Candidates asked of each retriever at first, and at most (a filter that leaves fewer matches than this
 # has run dry).
-FETCH = 200
+FETCH = 100
 MAX_FETCH = 4096
 
 
