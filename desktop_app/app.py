@@ -36,7 +36,8 @@ def run_gui(args: argparse.Namespace) -> int:
     if args.screenshot is not None and (args.root is None or not args.query):
         raise UsageError("--screenshot needs --root PATH and --query TEXT to have something to show")
     guard_singleton_refcounts()
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("Quarry")
     app.setOrganizationName("Quarry")
     app.setDesktopFileName(APP_ID)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, NoReturn
 
 from .desktop_entry import install_for_current_user
 from .embedding import ModelError
@@ -22,6 +24,7 @@ from .indexing.file_selection import SelectionOptions
 from .indexing.git_worktrees import is_known_worktree
 from .indexing.indexer import IndexingError, IndexOptions
 from .indexing.progress import Progress
+from .logs import setup_logging
 from .search.request import (
     CODE_SEARCH_PRESET,
     MODES,
@@ -35,12 +38,13 @@ from .store.connection import StoreError, StoreUnusable, busy_timeout_ms, move_a
 from .store.store import check_store, default_db_path
 from .worker.worker import EngineConfig, Worker
 
+_log = logging.getLogger(__name__)
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, not usage + traceback-ish noise
+    def error(self, message: str) -> NoReturn:  # one line, not usage + traceback-ish noise
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
@@ -141,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    setup_logging()
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         _require_text(argv)
@@ -180,6 +185,7 @@ def _require_text(argv: Sequence[str]) -> None:
 
 
 def _fail(message: str, code: int) -> int:
+    _log.log(logging.WARNING if code == EXIT_USAGE else logging.ERROR, "exit %d: %s", code, message)
     print(f"quarry: {message}", file=sys.stderr)
     return code
 
@@ -375,7 +381,8 @@ _WEIGHT_FIELDS = {
 
 def _weights(preset: RerankOptions, spec: str) -> RerankOptions:
     """The preset with `name=value,...` weights replaced."""
-    changes = {}
+    # Field name -> float; Any because replace() checks ** arguments against every field, the tuple one too.
+    changes: dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in spec.split(","))):
         name, _, value = item.partition("=")
         if name.strip() not in _WEIGHT_FIELDS:

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Log files go to a private folder (inherited by the quarry processes tests start), never the user's.
+os.environ["QUARRY_LOG_DIR"] = tempfile.mkdtemp(prefix="quarry-test-logs-")
 
 from hypothesis import settings  # noqa: E402
 

@@ -526,3 +526,42 @@ def test_an_open_project_follows_file_changes(qtbot, qasync_loop, gui_settings, 
     )
     win.close()
     win.bridge.shutdown()
+
+
+# --- the log ------------------------------------------------------------------------------------
+
+
+def test_help_opens_the_log_folder_where_failures_are_kept(qtbot, window, tmp_path, monkeypatch):
+    import logging
+
+    from PySide6.QtGui import QDesktopServices
+
+    from desktop_app.logs import LOG_FILE_NAME, setup_logging
+
+    monkeypatch.setenv("QUARRY_LOG_DIR", str(tmp_path / "logs"))
+    logger = logging.getLogger("desktop_app")
+    before = list(logger.handlers)
+    try:
+        log_file = setup_logging()
+
+        async def fails() -> None:
+            raise RuntimeError("index file vanished")
+
+        with qtbot.waitSignal(window.message_shown, timeout=5_000):
+            window.spawn(fails())
+        for handler in logger.handlers:
+            handler.flush()
+        text = log_file.read_text(encoding="utf-8")
+        assert log_file == tmp_path / "logs" / LOG_FILE_NAME
+        assert "a window task failed" in text and "index file vanished" in text and "Traceback" in text
+
+        opened: list[QUrl] = []  # the desktop's file manager cannot run here: record what it is asked to show
+        monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url) or True)
+        help_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Help")
+        next(a for a in help_menu.actions() if a.text() == "Open &Log Folder").trigger()
+        assert [u.toLocalFile() for u in opened] == [str(tmp_path / "logs")]
+    finally:
+        for handler in logger.handlers:
+            if handler not in before:
+                handler.close()
+                logger.removeHandler(handler)

@@ -38,9 +38,9 @@ def qualified_name(chunk: Chunk) -> str | None:
 
 def document_header(chunk: Chunk, rel_path: str) -> str:
     lines = [rel_path]
-    qual = qualified_name(chunk)
-    if qual:
-        lines.append(f"{chunk.symbol_type or 'symbol'} {qual}: {' '.join(split_identifier(chunk.symbol_name))}")
+    name = chunk.symbol_name
+    if name:  # exactly when the chunk has a qualified name
+        lines.append(f"{chunk.symbol_type or 'symbol'} {qualified_name(chunk)}: {' '.join(split_identifier(name))}")
     return "\n".join(lines)
 
 

@@ -356,9 +356,9 @@ class Indexer:
             documents.update(item.documents)
         known = self.store.known_chunks(documents, self.embedder.model_id)
         missing = [(h, documents[h]) for h in documents if h not in known]
-        named = [d for _, d in missing if d.name]
-        tokens = [d.tokens for _, d in missing] + [d.name_tokens for d in named]
-        vectors = self._runner.submit([d.text for _, d in missing] + [d.name for d in named], tokens)
+        named = [(d.name, d.name_tokens) for _, d in missing if d.name]
+        tokens = [d.tokens for _, d in missing] + [count for _, count in named]
+        vectors = self._runner.submit([d.text for _, d in missing] + [name for name, _ in named], tokens)
         return _InFlight(batch, missing, tokens, vectors)
 
     def _finish_batch(
@@ -404,9 +404,13 @@ class Indexer:
 
     def _copies_from_parent(self, items: list[_Prepared]) -> list[FileWrite]:
         """File writes that reuse the parent scope's chunks for files identical to its copy."""
-        rows = self.store.file_chunk_rows(self._parent_id, [i.cand.rel_path for i in items]) if items else {}
+        if not items:
+            return []
+        assert self._parent_id is not None  # a copy is made only from a parent scope's file
+        rows = self.store.file_chunk_rows(self._parent_id, [i.cand.rel_path for i in items])
         writes = []
         for item in items:
+            assert item.copy is not None  # the items are those with a copy
             size, sha256 = item.copy
             refs = [_ref(chunk_of(r), r.chunk_hash, r.ordinal, item.cand.rel_path) for r in rows[item.cand.rel_path]]
             writes.append(FileWrite(item.cand.rel_path, size, item.cand.mtime_ns, sha256, item.cand.language, refs))

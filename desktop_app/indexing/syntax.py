@@ -289,7 +289,7 @@ def _c_function(node: Node) -> tuple[str, str] | None:
     target = node.child_by_field_name("declarator")
     while target is not None and target.type.endswith("declarator"):
         inner = target.child_by_field_name("declarator")
-        target = inner if inner is not None else (target.named_children or [None])[0]
+        target = inner if inner is not None else next(iter(target.named_children), None)
     return ("function", _text(target)) if target is not None else None
 
 
@@ -527,11 +527,12 @@ def _elixir_call(node: Node) -> tuple[str, str] | None:
         return None
     head = arguments.named_children[0]
     if keyword in _ELIXIR_FUNCTIONS:
+        signature: Node | None = head
         if head.type == "binary_operator":  # `def name(x) when is_integer(x)`
-            head = head.child_by_field_name("left")
-        if head is not None and head.type == "call":  # `def name(args)`; a bare identifier has no arguments
-            head = head.child_by_field_name("target")
-        return ("function", _text(head)) if head is not None and head.type == "identifier" else None
+            signature = head.child_by_field_name("left")
+        if signature is not None and signature.type == "call":  # `def name(args)`; a bare identifier has none
+            signature = signature.child_by_field_name("target")
+        return ("function", _text(signature)) if signature is not None and signature.type == "identifier" else None
     if head.type != "alias":
         return None
     name = _text(head)

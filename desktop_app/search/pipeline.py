@@ -47,10 +47,11 @@ class Searcher:
         load is done they search the vectors loaded so far and say so)."""
         if self.embedder is None:
             return
+        vectors = self._vector_index()
         self.embedder.load()
         self._warming = True
         try:
-            while not self.vectors.refresh(budget_s=WARM_UP_SLICE_S):
+            while not vectors.refresh(budget_s=WARM_UP_SLICE_S):
                 between()
         finally:
             self._warming = False
@@ -80,9 +81,10 @@ class Searcher:
                     response.notice = f"semantic search is unavailable ({problem}); showing exact matches only"
 
         if query_vec is not None:
+            vectors = self._vector_index()
             # While warm_up() loads the vectors, search those loaded so far rather than wait for the rest.
-            loaded = self.vectors.refresh(budget_s=0 if self._warming else None)
-            response.vectors_loaded = 1.0 if loaded else self.vectors.loaded_share
+            loaded = vectors.refresh(budget_s=0 if self._warming else None)
+            response.vectors_loaded = 1.0 if loaded else vectors.loaded_share
             if not loaded:
                 response.notice = (
                     f"the index is still loading ({response.vectors_loaded:.0%} of its vectors), so "
@@ -105,6 +107,12 @@ class Searcher:
                 )
             )
         return response
+
+    def _vector_index(self) -> VectorIndex:
+        """The vector index, for the steps that have a query vector: there is one only with an embedder,
+        and the index comes with the embedder."""
+        assert self.vectors is not None
+        return self.vectors
 
     # --- steps ----------------------------------------------------------------------------------
 
@@ -176,7 +184,7 @@ class Searcher:
         exhausted = True
         scan: Future | None = None
         if query_vec is not None:
-            allowed = self.vectors.allowed(scope_ids, where)
+            allowed = self._vector_index().allowed(scope_ids, where)
             # The vector scans (ONNX Runtime and numpy, which let go of the GIL) run on their own thread
             # while this one waits on SQLite for the keyword side: the two overlap on two cores.
             scan = _scan_pool().submit(self._nearest, query_vec, allowed, fetch)
@@ -201,10 +209,8 @@ class Searcher:
     def _nearest(
         self, query_vec: np.ndarray, allowed: np.ndarray | None, fetch: int
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-        return (
-            self.vectors.nearest(query_vec, allowed, fetch),
-            self.vectors.nearest(query_vec, allowed, fetch, names=True),
-        )
+        vectors = self._vector_index()
+        return vectors.nearest(query_vec, allowed, fetch), vectors.nearest(query_vec, allowed, fetch, names=True)
 
     def _keyword_side(
         self, scope_ids: list[str], parsed: ParsedQuery, mode: str, where: HitFilter, fetch: int
@@ -245,8 +251,9 @@ class Searcher:
     def _fill_similarity(self, by_id: dict[int, Candidate], query_vec: np.ndarray) -> None:
         """Give every candidate its similarity, however it was found, so fusion compares like with like."""
         chunk_ids = list({c.hit.chunk_id for c in by_id.values()})
-        code = self.vectors.similarities(query_vec, chunk_ids)
-        names = self.vectors.similarities(query_vec, chunk_ids, names=True)
+        vectors = self._vector_index()
+        code = vectors.similarities(query_vec, chunk_ids)
+        names = vectors.similarities(query_vec, chunk_ids, names=True)
         for c in by_id.values():
             if c.hit.chunk_id in code:
                 c.semantic = similarity(code[c.hit.chunk_id], names.get(c.hit.chunk_id))

@@ -13,14 +13,19 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
+from typing import TypeVar, cast
 
 import apsw
 import sqlite_vec
 
+resource: ModuleType | None
 try:
     import resource
 except ImportError:  # Windows: no per-process file size limit to check
     resource = None
+
+_T = TypeVar("_T")
 
 BUSY_TIMEOUT_MS = 10_000
 BUSY_TIMEOUT_ENV = "QUARRY_BUSY_TIMEOUT_MS"
@@ -76,6 +81,17 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
             conn.close()
             raise
     return conn
+
+
+def query_value(conn: apsw.Connection, kind: type[_T], sql: str, args: apsw.Bindings = ()) -> _T:
+    """The first column of the first row of `sql`, of the type `kind` its SQL guarantees (a count, a PRAGMA's
+    number, a NOT NULL column): apsw types every value as any of SQLite's, so the query says which."""
+    return cast(_T, conn.execute(sql, args).fetchall()[0][0])
+
+
+def query_value_or_none(conn: apsw.Connection, kind: type[_T], sql: str, args: apsw.Bindings = ()) -> _T | None:
+    """As query_value, for SQL that gives `kind` or NULL (an aggregate such as group_concat over no rows)."""
+    return cast("_T | None", conn.execute(sql, args).fetchall()[0][0])
 
 
 def use_wal(conn: apsw.Connection) -> None:

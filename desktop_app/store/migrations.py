@@ -11,7 +11,7 @@ from pathlib import Path
 
 import apsw
 
-from .connection import REBUILD_HINT, StoreError, StoreUnusable, write_transaction
+from .connection import REBUILD_HINT, StoreError, StoreUnusable, query_value, write_transaction
 
 MIGRATIONS: list[str] = [
     # 1: scopes, files, chunks, file->chunk mappings, keyword index, models, search history
@@ -105,14 +105,14 @@ def migrate(conn: apsw.Connection, path: Path) -> None:
 
 def check_version(conn: apsw.Connection, path: Path) -> int:
     """The store's schema version; raises when this build must not touch the file."""
-    version = conn.execute("PRAGMA user_version").fetchall()[0][0]
+    version = query_value(conn, int, "PRAGMA user_version")
     if version > SCHEMA_VERSION:
         raise StoreUnusable(
             path,
             f"was written by a newer Quarry (schema {version}; this build reads up to {SCHEMA_VERSION})",
             f"upgrade Quarry, or {REBUILD_HINT}",
         )
-    if version == 0 and conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()[0][0]:
+    if version == 0 and query_value(conn, int, "SELECT count(*) FROM sqlite_schema"):
         raise StoreError(
             f"{path} is another program's SQLite database, not a Quarry index; choose another file with --db"
         )

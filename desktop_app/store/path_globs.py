@@ -29,4 +29,5 @@ def path_matches(path: str, patterns: str) -> int:
 
 
 def register(conn: apsw.Connection) -> None:
-    conn.create_scalar_function(FUNCTION, path_matches, 2, deterministic=True)
+    # apsw's stubs type a scalar function as taking any number of SQLite values; it is called with numargs (2).
+    conn.create_scalar_function(FUNCTION, path_matches, 2, deterministic=True)  # type: ignore[arg-type]

@@ -10,9 +10,10 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import apsw
 import numpy as np
@@ -343,7 +344,7 @@ class Store:
 
     def add_vectors(self, model_id: str, vectors: Sequence[tuple[int, np.ndarray, np.ndarray | None]]) -> None:
         """Store (chunk id, vector, name vector or None) for existing chunks, in one transaction."""
-        table = self._existing_vector_table(model_id)
+        table = self._registered_vector_table(model_id)
         self._writes += 1
         with self._write():
             for cid, vec, name_vec in vectors:
@@ -361,6 +362,13 @@ class Store:
     def _existing_vector_table(self, model_id: str) -> str | None:
         rows = self._rows("SELECT vector_table FROM model WHERE id = ?", (model_id,))
         return rows[0][0] if rows else None
+
+    def _registered_vector_table(self, model_id: str) -> str:
+        """The vector table of a model about to get vectors, which register_model() must have created."""
+        table = self._existing_vector_table(model_id)
+        if table is None:
+            raise StoreError(f"internal error: model {model_id} was not registered before writing vectors")
+        return table
 
     # --- scopes ---------------------------------------------------------------------------------
 
@@ -451,9 +459,7 @@ class Store:
         now = time.time()
         with self._write():
             if new_chunks:
-                table = self._existing_vector_table(model_id)
-                if table is None:
-                    raise StoreError(f"internal error: model {model_id} was not registered before writing vectors")
+                table = self._registered_vector_table(model_id)
                 for ch in new_chunks:
                     self._conn.execute(
                         "INSERT INTO chunk (hash, text, token_count, created_at) VALUES (?, ?, ?, ?) "
@@ -588,7 +594,7 @@ class Store:
 
     def iter_vectors(
         self, model_id: str, names: bool = False, after_id: int = 0, batch: int = 20_000
-    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    ) -> Generator[tuple[np.ndarray, np.ndarray], None, None]:
         """(chunk ids, float32 matrix) batches of a model's vectors with ids above `after_id`, by id."""
         with translate_errors(self.path):  # Vec0Table reads through the connection itself
             table = self._vec0_table(model_id, names)
@@ -673,11 +679,11 @@ class Store:
             # FTS5 scores every match whatever the LIMIT, so asking for many more rows costs little.
             everywhere = where == NO_FILTER and self.covers_all_scopes(scope_ids)
             wanted = limit if everywhere else limit * KEYWORD_OVERFETCH
-            ranked = self._conn.execute(
+            ranked = self._ranked(
                 f"SELECT rowid, bm25(fts, {w[0]}, {w[1]}, {w[2]}) AS rank FROM fts "
                 "WHERE fts MATCH ? ORDER BY rank LIMIT ?",
                 (match, wanted),
-            ).fetchall()
+            )
             if everywhere:
                 return ranked
             kept: list[tuple[int, float]] = []
@@ -689,11 +695,15 @@ class Store:
                     return kept[:limit]
             if len(ranked) < wanted:
                 return kept
-            return self._conn.execute(sql, (match, *scope_ids, *cargs, limit)).fetchall()
+            return self._ranked(sql, (match, *scope_ids, *cargs, limit))
         except apsw.SQLError as exc:  # an FTS5 syntax error: a query-parser bug, not a store fault
             raise StoreError(f"keyword query could not be run: {exc}") from exc
         except apsw.Error as exc:
             raise store_error(exc, self.path) from exc
+
+    def _ranked(self, sql: str, args: Sequence) -> list[tuple[int, float]]:
+        """The (rowid, bm25) rows of a keyword query: an integer and a real, which apsw cannot know."""
+        return cast(list[tuple[int, float]], self._conn.execute(sql, args).fetchall())
 
     def symbol_matches(
         self, scope_ids: Sequence[str], names: Sequence[str], limit: int, where: HitFilter = NO_FILTER

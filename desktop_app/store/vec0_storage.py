@@ -13,9 +13,12 @@ checked first; a table laid out any other way is read through the virtual table 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 import apsw
 import numpy as np
+
+from .connection import query_value, query_value_or_none
 
 _ROWID_COLUMNS = ("rowid", "id", "chunk_id", "chunk_offset")
 _VECTOR_COLUMNS = ("rowid", "vectors")
@@ -34,18 +37,19 @@ class Vec0Table:
         )
 
     def _columns(self, name: str) -> tuple[str, ...]:
-        return tuple(r[1] for r in self._conn.execute(f"PRAGMA table_info({name})").fetchall())
+        # table_info's second column is the column's name, always text.
+        return tuple(cast(str, r[1]) for r in self._conn.execute(f"PRAGMA table_info({name})").fetchall())
 
     def count(self) -> int:
         source = f"{self._table}_rowids" if self.shadow_readable else self._table
-        return self._conn.execute(f"SELECT count(*) FROM {source}").fetchall()[0][0]
+        return query_value(self._conn, int, f"SELECT count(*) FROM {source}")
 
     def ids(self) -> np.ndarray:
         """Every rowid, ascending."""
         source = f"{self._table}_rowids" if self.shadow_readable else self._table
-        text = self._conn.execute(
-            f"SELECT group_concat(rowid, ' ') FROM (SELECT rowid FROM {source} ORDER BY rowid)"
-        ).fetchall()[0][0]
+        text = query_value_or_none(
+            self._conn, str, f"SELECT group_concat(rowid, ' ') FROM (SELECT rowid FROM {source} ORDER BY rowid)"
+        )
         return np.fromstring(text, dtype=np.int64, sep=" ") if text else np.zeros(0, dtype=np.int64)
 
     def batches(self, after_id: int, batch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -63,12 +67,14 @@ class Vec0Table:
         chunk_id, chunk = -1, np.zeros((0, self._dims), dtype=np.float32)  # a chunk straddles batches
         while True:
             # One string rather than a tuple a row: a third of the time for a million rows.
-            text = self._conn.execute(
+            text = query_value_or_none(
+                self._conn,
+                str,
                 "SELECT group_concat(rowid || ' ' || chunk_id || ' ' || chunk_offset, ' ') FROM "
                 f"(SELECT rowid, chunk_id, chunk_offset FROM {self._table}_rowids WHERE rowid > ? "
                 "ORDER BY rowid LIMIT ?)",
                 (last, batch),
-            ).fetchall()[0][0]
+            )
             if not text:
                 return
             places = np.fromstring(text, dtype=np.int64, sep=" ").reshape(-1, 3)
@@ -82,17 +88,20 @@ class Vec0Table:
             last = int(places[-1, 0])
 
     def _chunk_vectors(self, chunk_id: int) -> np.ndarray:
-        blob = self._conn.execute(
-            f"SELECT vectors FROM {self._table}_vector_chunks00 WHERE rowid = ?", (chunk_id,)
-        ).fetchall()[0][0]
+        blob = query_value(
+            self._conn, bytes, f"SELECT vectors FROM {self._table}_vector_chunks00 WHERE rowid = ?", (chunk_id,)
+        )
         return np.frombuffer(blob, dtype=np.float32).reshape(-1, self._dims)
 
     def _virtual_batches(self, after_id: int, batch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         last = after_id
         while True:
-            rows = self._conn.execute(
-                f"SELECT rowid, embedding FROM {self._table} WHERE rowid > ? ORDER BY rowid LIMIT ?", (last, batch)
-            ).fetchall()
+            rows = cast(  # (rowid, float32 vector blob)
+                list[tuple[int, bytes]],
+                self._conn.execute(
+                    f"SELECT rowid, embedding FROM {self._table} WHERE rowid > ? ORDER BY rowid LIMIT ?", (last, batch)
+                ).fetchall(),
+            )
             if not rows:
                 return
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))

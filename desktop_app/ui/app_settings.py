@@ -80,7 +80,7 @@ class AppSettings:
         value = self.q.value("projects/recent", [])
         if isinstance(value, str):  # QSettings hands back a lone string for a one-item list
             value = [value]
-        return [str(v) for v in value or [] if v]
+        return [str(v) for v in value if v] if isinstance(value, list) else []  # None when nothing is stored
 
     def add_recent_project(self, root: str) -> None:
         recent = [root] + [r for r in self.recent_projects if r != root]
@@ -108,9 +108,12 @@ class AppSettings:
         self.q.sync()
 
     def _int(self, key: str, default: int) -> int:
+        value = self.q.value(key, default)  # the int written, or its text when read back from the settings file
+        if not isinstance(value, (int, float, str)):  # None, or something that is no number
+            return default
         try:
-            return int(self.q.value(key, default))
-        except (TypeError, ValueError):
+            return int(value)
+        except ValueError:
             return default
 
 

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import sys
 import traceback
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
     QCloseEvent,
+    QDesktopServices,
     QDragEnterEvent,
     QDragMoveEvent,
     QDropEvent,
@@ -43,6 +45,7 @@ from ..indexing.file_selection import SelectionOptions
 from ..indexing.indexer import IndexStats
 from ..indexing.languages import classify
 from ..indexing.progress import Progress
+from ..logs import log_dir
 from ..search.request import MODES, SearchFilters, SearchRequest
 from ..search.results import SearchResponse, SearchResult
 from ..store.connection import StoreError, StoreUnusable, move_aside
@@ -61,6 +64,7 @@ from .search_bar import SearchBar
 from .settings_dialog import Preferences, SettingsDialog
 from .shortcuts_dialog import ShortcutsDialog
 
+_log = logging.getLogger(__name__)
 RESULT_LIMIT = 30  # hits in the tree; more rarely helps and makes each keystroke's search slower
 MIN_SIZE = (1100, 700)
 _MODE_LABELS = {"hybrid": "&Hybrid", "semantic": "&Semantic", "exact": "E&xact"}
@@ -135,7 +139,9 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.progress, 1)
         self.engine_status = EngineStatus(self.statusBar())
 
-    def _action(self, text: str, slot: Any, *keys: QKeySequence | str, tip: str = "") -> QAction:
+    def _action(
+        self, text: str, slot: Any, *keys: QKeySequence | QKeySequence.StandardKey | str, tip: str = ""
+    ) -> QAction:
         action = QAction(text, self)
         if keys:
             action.setShortcuts([QKeySequence(k) for k in keys])
@@ -184,6 +190,7 @@ class MainWindow(QMainWindow):
         self.mode_actions[self.mode].setChecked(True)
         self.act_shortcuts = a("&Keyboard Shortcuts", self.show_shortcuts, "F1")
         self.act_about = a("&About Quarry", self.show_about)
+        self.act_open_logs = a("Open &Log Folder", self.open_log_folder)
         self.filters_button.setDefaultAction(self.act_filters)
         self._show_filters_summary()
 
@@ -208,7 +215,7 @@ class MainWindow(QMainWindow):
         search_menu.addAction(self.act_filters)
         search_menu.addActions(list(self.mode_actions.values()))
         help_menu = bar.addMenu("&Help")
-        help_menu.addActions([self.act_shortcuts, self.act_about])
+        help_menu.addActions([self.act_shortcuts, self.act_open_logs, self.act_about])
         self._fill_recent_menu()
 
     def _connect(self) -> None:
@@ -271,7 +278,7 @@ class MainWindow(QMainWindow):
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, buttons, self)
         box.setWindowModality(Qt.WindowModality.WindowModal)
         answer: asyncio.Future = asyncio.get_running_loop().create_future()
-        box.finished.connect(lambda _: answer.done() or answer.set_result(box.clickedButton()))
+        box.finished.connect(lambda _: None if answer.done() else answer.set_result(box.clickedButton()))
         self.store_dialog = box
         box.open()
         try:
@@ -304,7 +311,7 @@ class MainWindow(QMainWindow):
         await self.bridge.watch(root)
         self.watch_started.emit(root)
 
-    def _on_files_changed(self, root: str, result: object) -> None:
+    def _on_files_changed(self, root: str, result: IndexStats | BaseException) -> None:
         if isinstance(result, BaseException):
             self.show_message(f"Updating the index of {Path(root).name} failed: {result}", "error")
             return
@@ -332,7 +339,9 @@ class MainWindow(QMainWindow):
         if task.cancelled() or task.exception() is None:
             return
         exc = task.exception()
+        assert exc is not None  # checked above
         traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+        _log.error("a window task failed", exc_info=exc)
         self.show_message(f"Something went wrong: {type(exc).__name__}: {exc}", "error")
 
     # --- projects and indexing ------------------------------------------------------------------
@@ -686,6 +695,17 @@ class MainWindow(QMainWindow):
             self.spawn(self._load_model())
             self.statusBar().showMessage("Engine restarted with the new settings.", 5000)
 
+    def open_log_folder(self) -> None:
+        """Show the folder of Quarry's log files in the file manager (created if nothing was logged yet)."""
+        folder = log_dir()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            self.show_message(f"The log folder {folder} cannot be created: {exc.strerror or exc}.", "error")
+            return
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))):
+            self.show_message(f"No file manager opened; Quarry's logs are in {folder}.", "info")
+
     def show_shortcuts(self) -> None:
         self._open_dialog(ShortcutsDialog(self.actions(), self))
 
@@ -702,6 +722,8 @@ class MainWindow(QMainWindow):
         self._open_dialog(box)
 
     def show_message(self, text: str, kind: str = "info") -> None:
+        if kind in ("warning", "error"):  # a banner goes away; the log keeps what it said
+            _log.log(logging.WARNING if kind == "warning" else logging.ERROR, "shown: %s", text)
         self.banner.show_notice(text, kind)
         self.message_shown.emit(kind, text)
 

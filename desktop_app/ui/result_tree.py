@@ -24,7 +24,9 @@ PAGE_STEP = 10  # hits moved by PageUp/PageDown from the search bar
 class _BadgeDelegate(QStyledItemDelegate):
     """Draws the relevance (exact / semantic / both) as a coloured pill."""
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
         text = index.data()
         if not text or text not in BADGE_COLORS:
             super().paint(painter, option, index)
@@ -153,7 +155,7 @@ class ResultTree(QTreeView):
         return QModelIndex()
 
     @staticmethod
-    def _result_at(index: QModelIndex | QPersistentModelIndex) -> SearchResult | None:
+    def _result_at(index: QModelIndex) -> SearchResult | None:
         if not index.isValid():
             return None
         return index.siblingAtColumn(COL_LOCATION).data(RESULT_ROLE)

@@ -8,7 +8,13 @@ from PySide6.QtWidgets import QLineEdit, QWidget
 
 from .result_tree import PAGE_STEP
 
-_MOVES = {Qt.Key.Key_Down: 1, Qt.Key.Key_Up: -1, Qt.Key.Key_PageDown: PAGE_STEP, Qt.Key.Key_PageUp: -PAGE_STEP}
+# Keyed by int, as QKeyEvent.key() returns: Qt.Key is an IntEnum, so its members look up the same.
+_MOVES: dict[int, int] = {
+    Qt.Key.Key_Down: 1,
+    Qt.Key.Key_Up: -1,
+    Qt.Key.Key_PageDown: PAGE_STEP,
+    Qt.Key.Key_PageUp: -PAGE_STEP,
+}
 
 
 class SearchBar(QLineEdit):

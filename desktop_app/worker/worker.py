@@ -10,23 +10,29 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..embedding import Embedder, ModelError, ModelSpec, default_model_spec, load_model_dir, spec_from_source
-from ..indexing.indexer import Indexer, IndexOptions, IndexStats
+from ..indexing.indexer import Indexer, IndexingError, IndexOptions, IndexStats
 from ..indexing.progress import Progress
 from ..indexing.reembed import reembed
 from ..indexing.watcher import ChangeWatcher
 from ..search.context import FileLines, expand
 from ..search.pipeline import Searcher
-from ..search.request import SearchRequest
+from ..search.request import SearchError, SearchRequest
 from ..search.results import SearchResponse
 from ..store.store import HistoryEntry, ScopeSummary, Store
+
+_log = logging.getLogger(__name__)
+# Failures that are the user's input, explained by the front end; other job failures go to the log too.
+_USER_ERRORS = (SearchError, IndexingError, LookupError)
 
 PRIORITY_SEARCH = 0
 PRIORITY_QUERY = 1
@@ -60,22 +66,29 @@ class Engine:
     @property
     def needs_reembed(self) -> bool:
         """The configured model differs from the one the store's vectors were made with."""
+        return self._pending_reembed() is not None
+
+    def _pending_reembed(self) -> tuple[str, Embedder] | None:
+        """(the store's active model, the configured embedder) when they differ, else None."""
         active = self.store.active_model()
-        return self.embedder is not None and active is not None and active != self.embedder.model_id
+        if self.embedder is None or active is None or active == self.embedder.model_id:
+            return None
+        return active, self.embedder
 
     def _searcher_for_active_model(self) -> Searcher:
         """Search with the model the store's vectors belong to: the configured one, or while a re-embed
         is pending, the previous one (loaded again from where the store says it came from)."""
-        if not self.needs_reembed:
+        pending = self._pending_reembed()
+        if pending is None:
             return Searcher(self.store, self.embedder, self.model_error)
-        active = self.store.active_model()
+        active, embedder = pending
         try:
             old = Embedder(spec_from_source(self.store.model_source(active) or ""), self.config.provider)
         except ModelError as exc:
             return Searcher(
                 self.store,
                 None,
-                f"the index's model {active} cannot be loaded ({exc}); re-embedding with {self.embedder.model_id}",
+                f"the index's model {active} cannot be loaded ({exc}); re-embedding with {embedder.model_id}",
             )
         return Searcher(self.store, old)
 
@@ -92,11 +105,13 @@ class Engine:
 
     def reembed(self, progress: Callable[[Progress], None] | None, should_stop: Callable[[], bool]) -> bool:
         """Re-embed the store with the configured model; searches switch to it when it is complete."""
-        if not self.needs_reembed:
+        pending = self._pending_reembed()
+        if pending is None:
             return True
-        finished = reembed(self.store, self.embedder, self._idle, progress, should_stop)
+        _, embedder = pending
+        finished = reembed(self.store, embedder, self._idle, progress, should_stop)
         if finished:
-            self.searcher = Searcher(self.store, self.embedder)
+            self.searcher = Searcher(self.store, embedder)
         return finished
 
     def index(
@@ -107,8 +122,18 @@ class Engine:
         indexer = Indexer(self.store, self.embedder, self.config.index_options, idle=self._idle)
         key = str(Path(root).expanduser().resolve())
         self.indexing_roots.add(key)
+        _log.info("indexing %s into %s", key, self.config.db_path)
         try:
-            return indexer.index(root, progress, should_stop)
+            stats = indexer.index(root, progress, should_stop)
+            _log.info(
+                "indexed %s: %d files changed, %d chunks embedded in %.1f s%s",
+                key,
+                stats.files_changed,
+                stats.chunks_embedded,
+                stats.seconds,
+                " (cancelled)" if stats.cancelled else "",
+            )
+            return stats
         finally:
             self.indexing_roots.discard(key)
             indexer.close()
@@ -226,7 +251,7 @@ class Worker:
                 return
             handle = self.index(root)
             self._auto_jobs[root] = handle
-        handle.future.add_done_callback(lambda f, r=root: self._auto_done(r, f))
+        handle.future.add_done_callback(partial(self._auto_done, root))
 
     def _auto_done(self, root: str, future: Future) -> None:
         with self._cond:
@@ -330,8 +355,11 @@ class Worker:
         if not job.future.set_running_or_notify_cancel():
             return
         try:
+            assert self._engine is not None  # jobs run only once _run() has opened the engine
             job.future.set_result(job.fn(self._engine))
         except BaseException as exc:  # delivered to whoever awaits the job
+            if not isinstance(exc, _USER_ERRORS):  # bad input is the front end's to explain; the rest is kept
+                _log.error("engine job failed", exc_info=exc)
             job.future.set_exception(exc)
 
     def _fail_pending(self, exc: BaseException) -> None:
