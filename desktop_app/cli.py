@@ -19,11 +19,13 @@ from typing import Any, NoReturn
 
 from .desktop_entry import install_for_current_user
 from .embedding import ModelError
+from .embedding.providers import PREFERENCES
 from .errors import UsageError
 from .indexing.file_selection import SelectionOptions
 from .indexing.git_worktrees import is_known_worktree
 from .indexing.indexer import IndexingError, IndexOptions
 from .indexing.progress import Progress
+from .indexing.source_reader import encodes_as_utf8
 from .logs import setup_logging
 from .search.request import (
     CODE_SEARCH_PRESET,
@@ -64,7 +66,7 @@ def _add_common(p: argparse.ArgumentParser, top: bool = False) -> None:
     )
     p.add_argument(
         "--provider",
-        choices=("auto", "cpu", "cuda", "coreml"),
+        choices=PREFERENCES,
         default="auto" if top else argparse.SUPPRESS,
         help="ONNX execution provider preference",
     )
@@ -175,13 +177,11 @@ def _require_text(argv: Sequence[str]) -> None:
     """Arguments the system could not decode (bytes in another encoding, kept as surrogates) can be neither
     stored nor searched as text."""
     for arg in argv:
-        try:
-            arg.encode("utf-8")
-        except UnicodeEncodeError:
+        if not encodes_as_utf8(arg):
             shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             raise UsageError(
                 f"the argument '{shown}' is not valid UTF-8 text; set your terminal to UTF-8 and type it again"
-            ) from None
+            )
 
 
 def _fail(message: str, code: int) -> int:

@@ -44,8 +44,10 @@ def document_header(chunk: Chunk, rel_path: str) -> str:
     return "\n".join(lines)
 
 
-def document_text(chunk: Chunk, rel_path: str) -> str:
-    return document_header(chunk, rel_path) + "\n" + chunk.text
+def document_text(chunk: Chunk, rel_path: str, header: str | None = None) -> str:
+    """What the model embeds for a chunk: its header, then its lines. The indexer and the re-embed must build
+    it the same way, or chunk hashes stop matching; `header` saves building it again."""
+    return (document_header(chunk, rel_path) if header is None else header) + "\n" + chunk.text
 
 
 def name_text(chunk: Chunk, rel_path: str) -> str | None:

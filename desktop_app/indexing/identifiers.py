@@ -20,14 +20,6 @@ def split_identifier(name: str) -> list[str]:
     return parts or ([name.lower()] if name.strip("_") else [])
 
 
-def is_compound(name: str) -> bool:
-    return len(split_identifier(name)) > 1
-
-
-def words(text: str) -> list[str]:
-    return _WORD.findall(text)
-
-
 def expand_identifiers(text: str) -> str:
     """Text for the keyword index: every word kept, identifiers followed by their parts."""
     out: list[str] = []

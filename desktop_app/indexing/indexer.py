@@ -19,12 +19,12 @@ from ..embedding import Embedder, model_source
 from ..store.store import ChunkRef, FileState, FileWrite, NewChunk, Scope, SkippedFile, Store
 from .chunk import Chunk
 from .chunking import chunk_file
-from .documents import chunk_of, document_hash, document_header, keyword_fields, name_text
+from .documents import chunk_of, document_hash, document_header, document_text, keyword_fields, name_text
 from .file_selection import Candidate, SelectionOptions, select_files
 from .git_worktrees import main_of_linked_worktree, worktrees
 from .model_runner import ModelRunner, PendingVectors
 from .progress import Progress, ProgressReporter
-from .source_reader import UNREADABLE, VANISHED, SkipFile, read_source
+from .source_reader import UNREADABLE, VANISHED, SkipFile, encodes_as_utf8, read_source
 
 # Room in the model's window for the document header (path, symbol line) and special tokens.
 HEADER_TOKEN_RESERVE = 40
@@ -147,7 +147,7 @@ class Indexer:
         if not root.is_dir():
             raise IndexingError(f"{root} is a file, not a folder; pass the folder that contains it")
         root = root.resolve()
-        if not _encodable(str(root)):
+        if not encodes_as_utf8(str(root)):
             raise IndexingError(
                 f"the folder name {str(root)!r} is not valid text in this system's encoding; "
                 "rename it, or index a folder inside it"
@@ -168,7 +168,7 @@ class Indexer:
         reporter.update(phase="analyzing")
 
         selection = select_files(root, self.options.selection, stop)
-        candidates = [c for c in selection.candidates if _encodable(c.rel_path)]
+        candidates = [c for c in selection.candidates if encodes_as_utf8(c.rel_path)]
         misnamed = len(selection.candidates) - len(candidates)
         states = self.store.file_states(scope.id)
         self._parent_states = self.store.file_states(scope.parent_id) if scope.parent_id else {}
@@ -339,7 +339,7 @@ class Indexer:
         refs: list[ChunkRef] = []
         documents: dict[str, _Document] = {}
         for ordinal, (ch, header, name) in enumerate(zip(chunks, headers, names, strict=True)):
-            doc = header + "\n" + ch.text
+            doc = document_text(ch, cand.rel_path, header)
             digest = document_hash(doc)
             documents.setdefault(
                 digest, _Document(doc, ch.text, ch.token_count + counts[ordinal], name, counts[len(chunks) + ordinal])
@@ -430,12 +430,3 @@ def _ref(chunk: Chunk, digest: str, ordinal: int, rel_path: str) -> ChunkRef:
         chunk.parent_symbol,
         *keyword_fields(chunk, rel_path),
     )
-
-
-def _encodable(path: str) -> bool:
-    """False for a name holding bytes the file system encoding could not decode (kept as surrogates)."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

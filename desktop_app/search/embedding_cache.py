@@ -28,6 +28,3 @@ class QueryEmbeddingCache:
         if len(self._items) > self._capacity:
             self._items.popitem(last=False)
         return vec
-
-    def clear(self) -> None:
-        self._items.clear()

@@ -256,12 +256,12 @@ class Store:
             raise
         path_globs.register(conn)
         self._conn = conn
-        self._writes = 0
 
     @property
     def generation(self) -> tuple[int, int]:
-        """Changes whenever this connection or another process has written to the store."""
-        return self._writes, self._rows("PRAGMA data_version")[0][0]
+        """Changes whenever this connection (rows it changed, counted by SQLite) or another process (the
+        data version) has written to the store."""
+        return self._conn.total_changes(), self._rows("PRAGMA data_version")[0][0]
 
     def close(self) -> None:
         # Closing checkpoints the WAL; if that fails (full disk, damaged file) the WAL keeps the data.
@@ -292,7 +292,6 @@ class Store:
                 )
             return
         table = _vector_table_name(model_id)
-        self._writes += 1
         with self._write():
             for name in (table, table + NAME_SUFFIX):
                 self._conn.execute(
@@ -317,7 +316,6 @@ class Store:
 
     def activate_model(self, model_id: str) -> None:
         """Make `model_id` the active model and drop every other model's vectors, in one transaction."""
-        self._writes += 1
         with self._write():
             for other, table in self._rows("SELECT id, vector_table FROM model WHERE id != ?", (model_id,)):
                 self._conn.execute(f"DROP TABLE {table}")
@@ -345,7 +343,6 @@ class Store:
     def add_vectors(self, model_id: str, vectors: Sequence[tuple[int, np.ndarray, np.ndarray | None]]) -> None:
         """Store (chunk id, vector, name vector or None) for existing chunks, in one transaction."""
         table = self._registered_vector_table(model_id)
-        self._writes += 1
         with self._write():
             for cid, vec, name_vec in vectors:
                 for name, v in ((table, vec), (table + NAME_SUFFIX, name_vec)):
@@ -411,7 +408,6 @@ class Store:
 
     def remove_scope(self, scope_id: str) -> int:
         """Delete a scope (and its worktree children); returns how many orphaned chunks were collected."""
-        self._writes += 1
         with self._write():
             ids = [scope_id] + [r[0] for r in self._rows("SELECT id FROM scope WHERE parent_id = ?", (scope_id,))]
             for sid in ids:
@@ -455,7 +451,6 @@ class Store:
         A file row is only ever written together with all of its chunks and vectors, so a crash
         between batches leaves whole files or nothing, and the next run resumes from there.
         """
-        self._writes += 1
         now = time.time()
         with self._write():
             if new_chunks:
@@ -548,7 +543,6 @@ class Store:
 
     def collect_garbage(self) -> int:
         """Drop chunks (and their vectors) that no file in any scope refers to any more."""
-        self._writes += 1
         with self._write():
             return self._collect_orphans()
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from ..embedding.providers import PREFERENCES as PROVIDERS
 from ..indexing.file_selection import SelectionOptions
 from ..search.request import MAX_CONTEXT, MODES
 
 DEFAULT_CONTEXT_LINES = 5
 DEFAULT_MAX_FILE_SIZE = SelectionOptions().max_file_size
-PROVIDERS = ("auto", "cpu", "cuda", "coreml")
 MAX_RECENT = 10
 
 
