@@ -112,7 +112,10 @@ def rank_scores(
         for c in candidates
     ]
     files = [f"{c.hit.scope_id}/{c.hit.path}" for c in candidates]
-    provisional = sorted(range(len(candidates)), key=lambda i: -_tiered(candidates[i], bases[i], mode, rerank, now))
+    boosts = [_boost(c.hit, rerank, now) for c in candidates]
+    tiers = [2 if c.exact_case else 1 if c.exact_symbol else 0 for c in candidates]
+    weight = rerank.similarity_weight
+    provisional = sorted(range(len(candidates)), key=lambda i: (-tiers[i], -(bases[i] * weight + boosts[i])))
     units_seen: dict[str, set[str]] = {}
     for i in provisional:
         c = candidates[i]
@@ -122,11 +125,15 @@ def rank_scores(
             bases[i] *= SATURATION ** len(seen)
             seen.add(unit)
     for i, c in enumerate(candidates):
-        c.score = _tiered(c, bases[i], mode, rerank, now)
+        c.score = _in_tier(c, min(1.0, max(0.0, bases[i] * weight + boosts[i])), mode)
 
 
 def _tiered(c: Candidate, base: float, mode: str, rerank: RerankOptions, now: float | None) -> float:
-    base = min(1.0, max(0.0, base * rerank.similarity_weight + _boost(c.hit, rerank, now)))
+    return _in_tier(c, min(1.0, max(0.0, base * rerank.similarity_weight + _boost(c.hit, rerank, now))), mode)
+
+
+def _in_tier(c: Candidate, base: float, mode: str) -> float:
+    """`base` (0..1, boosts included) placed in the candidate's tier."""
     if mode == "semantic":
         return round(base, 4)
     if c.exact_case:

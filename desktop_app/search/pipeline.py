@@ -25,8 +25,9 @@ from .vector_index import VectorIndex
 # Seconds of vector loading at a time while warming up, between which waiting searches are answered.
 WARM_UP_SLICE_S = 0.1
 # Candidates asked of each retriever at first, and at most (a filter that leaves fewer matches than this
-# has run dry).
-FETCH = 100
+# has run dry). 50, as k=10 asked before: 100 and 200 measured the same on semble-dev (0.833 / 0.831 NDCG@10
+# over 15 repositories) and cost 4 / 10 ms more per search at p95.
+FETCH = 50
 MAX_FETCH = 4096
 
 
