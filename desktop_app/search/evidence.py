@@ -1,5 +1,5 @@
-"""Evidence a chunk's own scores do not carry: the query's shape, the file's path, the file's other hits, and
-what kind of file the chunk is in.
+"""Evidence a chunk's own scores do not carry: the query's shape, the file's path, and what kind of file the
+chunk is in.
 
 Measured on semble-dev (41 repositories, 19 languages; targets are files) before these were added, a
 question's answer was often a file whose name says it (`features/hover.zig` for "hover information") or a
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..indexing.identifiers import split_identifier
 from ..indexing.languages import classify
-from .query import STOPWORDS, ParsedQuery
+from .query import ParsedQuery
 
 # How much of the hybrid blend keyword evidence gets, by the query's shape. A question in words leans on the
 # model; a query that names code (identifiers, dotted paths) leans on the names and words it contains.
@@ -105,7 +105,7 @@ class QueryEvidence:
 
 def query_evidence(parsed: ParsedQuery) -> QueryEvidence:
     raw = {w.lower() for w in re.findall(r"\w+", parsed.text)}
-    words = frozenset(stem(w) for w in parsed.words if len(w) > 1 and w.lower() not in STOPWORDS)
+    words = frozenset(stem(w) for w in parsed.words if len(w) > 1)  # parse() has dropped the stopwords
     code_like = bool(parsed.identifiers) or parsed.looks_like_identifier
     return QueryEvidence(
         keyword_weight=KEYWORD_WEIGHT_CODE if code_like else KEYWORD_WEIGHT_WORDS,

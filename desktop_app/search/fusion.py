@@ -35,7 +35,6 @@ from .evidence import (
 from .query import ParsedQuery
 from .request import RerankOptions
 
-SEMANTIC_WEIGHT = 0.8
 NAME_WEIGHT = 0.3
 EXACT_TIER = 0.9
 # Within the tier of definitions named in the query, a name spelt exactly as typed ranks first: the tier's
@@ -52,7 +51,6 @@ class Candidate:
     found_semantic: bool = False
     found_keyword: bool = False
     exact_symbol: bool = False
-    exact_case: bool = False  # exact_symbol, and the name is spelt as the query has it
     score: float = 0.0
 
     @property
@@ -77,8 +75,9 @@ def keyword_strengths(ranks: list[tuple[int, float]]) -> dict[int, float]:
     return {fid: max(0.0, r / best) for fid, r in ranks}
 
 
-def blend(c: Candidate, mode: str, keyword_weight: float = 1 - SEMANTIC_WEIGHT) -> float:
-    """The candidate's retrieval score before evidence, boosts and tiers."""
+def blend(c: Candidate, mode: str, keyword_weight: float = 0.0) -> float:
+    """The candidate's retrieval score before evidence, boosts and tiers (`keyword_weight`: hybrid mode's
+    share of keyword evidence)."""
     sem = c.semantic or 0.0
     if mode == "semantic":
         return sem
@@ -87,58 +86,75 @@ def blend(c: Candidate, mode: str, keyword_weight: float = 1 - SEMANTIC_WEIGHT) 
     return (1 - keyword_weight) * sem + keyword_weight * c.keyword
 
 
+def definition_key(hit: Hit) -> str | None:
+    """One key per definition in a file: its windows (and overloads of one name in one type) share it; None
+    for a chunk that defines nothing."""
+    if not hit.symbol_name:
+        return None
+    return f"{hit.scope_id}/{hit.path}/{hit.parent_symbol}/{hit.symbol_type}/{hit.symbol_name}"
+
+
 def rank_scores(
     candidates: Sequence[Candidate], parsed: ParsedQuery, mode: str, rerank: RerankOptions, now: float | None = None
 ) -> None:
-    """Set every candidate's score: its blend, weighed by the evidence around it (evidence.py), plus the
-    rerank boosts, in its tier; then each further definition from an already ranked file loses a share
-    (SATURATION), so ten hits of one file do not push a second relevant file off the first page."""
+    """Set every candidate's score: its blend, weighed in hybrid mode by the evidence around it (evidence.py),
+    plus the rerank boosts, in its tier; in hybrid mode each further definition from an already ranked file
+    then loses a share (SATURATION), so ten hits of one file do not push a second relevant file off the
+    first page. Exact and semantic modes keep their plain blend, as the user asked."""
     typed = set(parsed.identifiers)
-    for c in candidates:  # `Request` typed: the class, before a `request` method
-        c.exact_case = c.exact_symbol and c.hit.symbol_name in typed
-    if mode != "hybrid":  # exact: keyword evidence; semantic: similarity, as the user asked
-        for c in candidates:
-            c.score = _tiered(c, blend(c, mode), mode, rerank, now)
-        return
-    query = query_evidence(parsed)
-    # Divided by the most the evidence can add, so the blend stays in 0..1 without ties at the top.
-    scale = 1 / (1 + PATH_WEIGHT)
-    bases = [
-        (
-            blend(c, mode, query.keyword_weight) * kind_factor(c.hit.path, query)
-            + PATH_WEIGHT * path_match(c.hit.path, query)
-        )
-        * scale
+    # `Request` typed: the class, before a `request` method
+    tiers = [
+        _CASE_TIER if c.exact_symbol and c.hit.symbol_name in typed else _NAME_TIER if c.exact_symbol else _PLAIN
         for c in candidates
     ]
-    files = [f"{c.hit.scope_id}/{c.hit.path}" for c in candidates]
     boosts = [_boost(c.hit, rerank, now) for c in candidates]
-    tiers = [2 if c.exact_case else 1 if c.exact_symbol else 0 for c in candidates]
     weight = rerank.similarity_weight
-    provisional = sorted(range(len(candidates)), key=lambda i: (-tiers[i], -(bases[i] * weight + boosts[i])))
-    units_seen: dict[str, set[str]] = {}
-    for i in provisional:
-        c = candidates[i]
-        unit = f"{c.hit.parent_symbol}/{c.hit.symbol_name}" if c.hit.symbol_name else f"{c.hit.start_line}"
-        seen = units_seen.setdefault(files[i], set())
-        if unit not in seen:
-            bases[i] *= SATURATION ** len(seen)
-            seen.add(unit)
-    for i, c in enumerate(candidates):
-        c.score = _in_tier(c, min(1.0, max(0.0, bases[i] * weight + boosts[i])), mode)
+    if mode == "hybrid":
+        query = query_evidence(parsed)
+        # Divided by the most the evidence can add, so the blend stays in 0..1 without ties at the top.
+        scale = 1 / (1 + PATH_WEIGHT)
+        bases = [
+            (
+                blend(c, mode, query.keyword_weight) * kind_factor(c.hit.path, query)
+                + PATH_WEIGHT * path_match(c.hit.path, query)
+            )
+            * scale
+            for c in candidates
+        ]
+        order = sorted(range(len(candidates)), key=lambda i: (-tiers[i], -(bases[i] * weight + boosts[i])))
+        _saturate(candidates, bases, order)
+    else:
+        bases = [blend(c, mode) for c in candidates]
+    for c, tier, base, boost in zip(candidates, tiers, bases, boosts, strict=True):
+        c.score = _in_tier(tier, min(1.0, max(0.0, base * weight + boost)), mode)
 
 
-def _tiered(c: Candidate, base: float, mode: str, rerank: RerankOptions, now: float | None) -> float:
-    return _in_tier(c, min(1.0, max(0.0, base * rerank.similarity_weight + _boost(c.hit, rerank, now))), mode)
+def _saturate(candidates: Sequence[Candidate], bases: list[float], order: list[int]) -> None:
+    """Walking `order` (best first), scale each candidate's base by SATURATION per definition of its file
+    ranked before it; windows of a definition already counted are not counted again."""
+    counted: set[str] = set()
+    per_file: dict[str, int] = {}
+    for i in order:
+        hit = candidates[i].hit
+        unit = definition_key(hit) or f"{hit.scope_id}/{hit.path}#{hit.start_line}"
+        if unit in counted:
+            continue
+        file = f"{hit.scope_id}/{hit.path}"
+        bases[i] *= SATURATION ** per_file.get(file, 0)
+        per_file[file] = per_file.get(file, 0) + 1
+        counted.add(unit)
 
 
-def _in_tier(c: Candidate, base: float, mode: str) -> float:
-    """`base` (0..1, boosts included) placed in the candidate's tier."""
+_PLAIN, _NAME_TIER, _CASE_TIER = 0, 1, 2
+
+
+def _in_tier(tier: int, base: float, mode: str) -> float:
+    """`base` (0..1, boosts included) placed in its tier."""
     if mode == "semantic":
         return round(base, 4)
-    if c.exact_case:
+    if tier == _CASE_TIER:
         return round(EXACT_CASE_TIER + (1 - EXACT_CASE_TIER) * base, 4)
-    if c.exact_symbol:
+    if tier == _NAME_TIER:
         return round(EXACT_TIER + (EXACT_CASE_TIER - EXACT_TIER) * base, 4)
     return round(EXACT_TIER * base, 4)
 

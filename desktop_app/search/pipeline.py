@@ -15,7 +15,7 @@ from ..store.store import HistoryEntry, HitFilter, Scope, Store
 from .context import FileLines, expand
 from .dedup import merge_overlapping, merge_units
 from .embedding_cache import QueryEmbeddingCache
-from .fusion import Candidate, keyword_strengths, rank_scores, similarity
+from .fusion import Candidate, definition_key, keyword_strengths, rank_scores, similarity
 from .keyword_plan import bounded_any
 from .query import ParsedQuery, fts_all, parse
 from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRequest, validate
@@ -159,7 +159,7 @@ class Searcher:
                 (c for c in candidates if c.score >= f.min_score),
                 key=lambda c: (-c.score, c.hit.path, c.hit.start_line),
             )
-            ranked = merge_units(_drop_cross_scope_copies(ranked), _symbol_unit, _absorb)
+            ranked = merge_units(_drop_cross_scope_copies(ranked), lambda c: definition_key(c.hit), _absorb)
             kept = merge_overlapping(
                 ranked,
                 lambda c: (f"{c.hit.scope_id}/{c.hit.path}", c.hit.start_line, c.hit.end_line),
@@ -285,12 +285,6 @@ def _drop_cross_scope_copies(ranked: list[Candidate]) -> list[Candidate]:
             seen.add(key)
             out.append(c)
     return out
-
-
-def _symbol_unit(c: Candidate) -> str | None:
-    """One result per definition: its windows (and overloads of one name in one type) share this key."""
-    h = c.hit
-    return f"{h.scope_id}/{h.path}/{h.parent_symbol}/{h.symbol_type}/{h.symbol_name}" if h.symbol_name else None
 
 
 def _absorb(kept: Candidate, dropped: Candidate) -> None:
