@@ -12,19 +12,20 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
 from .desktop_entry import install_for_current_user
 from .embedding import ModelError
+from .embedding.choice import MODEL_CHOICES
 from .embedding.providers import PREFERENCES
 from .errors import UsageError
 from .indexing.file_selection import SelectionOptions
 from .indexing.git_worktrees import is_known_worktree
 from .indexing.indexer import IndexingError, IndexOptions
-from .indexing.progress import Progress
+from .indexing.progress import STAGES, Progress
 from .indexing.source_reader import encodes_as_utf8
 from .logs import setup_logging
 from .search.request import (
@@ -46,6 +47,11 @@ EXIT_USAGE = 2
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # No abbreviations: `--mode` must never be read as the start of `--model`.
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:  # one line, not usage + traceback-ish noise
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
@@ -57,6 +63,12 @@ def _add_common(p: argparse.ArgumentParser, top: bool = False) -> None:
         type=Path,
         default=None if top else argparse.SUPPRESS,
         help="index database file (default: $QUARRY_DB or the per-user data directory)",
+    )
+    p.add_argument(
+        "--model",
+        choices=MODEL_CHOICES,
+        default="default" if top else argparse.SUPPRESS,
+        help="the bundled contextual model (default), or its fast static distillation for slow machines",
     )
     p.add_argument(
         "--model-dir",
@@ -91,6 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a stats object on stdout at the end")
     p.add_argument("--max-file-size", type=int, default=512 * 1024, help="skip files larger than this (bytes)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument(
+        "--until",
+        choices=STAGES,
+        default="full",
+        help="build the index up to this stage: keyword (files, symbols, keywords), fast (static vectors) or "
+        "full (the model's vectors); a later run goes on from there",
+    )
     p.add_argument(
         "--watch",
         action="store_true",
@@ -222,7 +241,11 @@ def _worker(args: argparse.Namespace, index_options: IndexOptions | None = None)
     if db.is_dir():
         raise UsageError(f"{db} is a folder, not an index database; pass a file path with --db")
     config = EngineConfig(
-        db, model_dir=args.model_dir, provider=args.provider, index_options=index_options or IndexOptions()
+        db,
+        model=args.model,
+        model_dir=args.model_dir,
+        provider=args.provider,
+        index_options=index_options or IndexOptions(),
     )
     return Worker(config).start()
 
@@ -233,7 +256,7 @@ def _worker(args: argparse.Namespace, index_options: IndexOptions | None = None)
 def _cmd_index(args: argparse.Namespace) -> int:
     if args.max_file_size <= 0:
         raise UsageError("--max-file-size must be a positive number of bytes")
-    options = IndexOptions(selection=SelectionOptions(max_file_size=args.max_file_size))
+    options = IndexOptions(selection=SelectionOptions(max_file_size=args.max_file_size), until=args.until)
     if args.rebuild:
         _move_aside_if_unusable(_db_path(args))
     worker = _worker(args, options)
@@ -289,16 +312,36 @@ def _watch(worker: Worker, root: Path, as_json: bool) -> None:
         print("stopped watching", file=sys.stderr)
 
 
+_STAGE_LABELS = {"keyword": "keyword index", "fast": "fast vectors", "full": "model vectors"}
+
+
+def progress_line(p: Progress) -> str:
+    """e.g. "in_progress, keyword index: 120/638 files, 1.2/9.8 MB" or "in_progress, model vectors: 3000/25000
+    chunks (61.0/s), about 360s left"."""
+    line = f"{p.phase}, {_STAGE_LABELS.get(p.stage, p.stage)}: "
+    if p.stage == "keyword":
+        line += f"{p.files_done}/{p.files_total} files, {p.bytes_done / 1e6:.1f}/{p.bytes_total / 1e6:.1f} MB"
+    else:
+        line += f"{p.chunks_embedded}/{p.chunks_total} chunks ({p.chunks_per_s:.1f}/s)"
+    if p.phase == "in_progress" and p.eta_s:
+        line += f", about {p.eta_s:.0f}s left"
+    return line
+
+
 def _print_stats(stats, as_json: bool) -> None:
     if as_json:
         print(json.dumps(stats.to_dict()), flush=True)
     else:
         skipped = ", ".join(f"{n} {r}" for r, n in sorted(stats.skipped.items())) or "none"
+        if stats.folders_skipped:
+            folders = ", ".join(f"{n} {r}" for r, n in sorted(stats.folders_skipped.items()))
+            skipped += f"; folders passed over: {folders}"
         kind = f"worktree scope of {stats.parent_root}" if stats.scope_type == "worktree" else "main scope"
         copied = f", {stats.files_copied} files shared with the main scope" if stats.files_copied else ""
         print(
             f"{'cancelled' if stats.cancelled else 'indexed'} {stats.root} ({kind}): {stats.files_indexed} files, "
-            f"{stats.chunks_total} chunks ({stats.chunks_embedded} embedded{copied}) in {stats.seconds:.1f}s "
+            f"{stats.chunks_total} chunks ({stats.chunks_embedded} embedded, {stats.chunks_fast} fast{copied}) "
+            f"in {stats.seconds:.1f}s "
             f"on {stats.provider or 'no model run'}; skipped: {skipped}"
         )
         for wt in stats.worktrees:
@@ -308,19 +351,29 @@ def _print_stats(stats, as_json: bool) -> None:
 
 
 class _ProgressPrinter:
-    """Progress lines on stderr (the worker already paces them to one per 500 ms)."""
+    """Progress on stderr: one line redrawn in a terminal; otherwise (a log, a pipe) at most one line a
+    second, plus each stage's start and end (the worker paces reports to one per 500 ms)."""
 
-    def __init__(self) -> None:
+    LOG_INTERVAL_S = 1.0
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._tty = sys.stderr.isatty()
+        self._clock = clock
+        self._last: tuple[float, str, str] | None = None  # (time, phase, stage) of the last line written
 
     def __call__(self, p: Progress) -> None:
-        line = (
-            f"{p.phase}: {p.files_done}/{p.files_total} files, {p.bytes_done / 1e6:.1f}/"
-            f"{p.bytes_total / 1e6:.1f} MB, {p.chunks_embedded} chunks embedded ({p.chunks_per_s:.1f}/s)"
+        now = self._clock()
+        if not self._tty and self._last is not None:
+            time_, phase, stage = self._last
+            if (phase, stage) == (p.phase, p.stage) and now - time_ < self.LOG_INTERVAL_S:
+                return
+        self._last = (now, p.phase, p.stage)
+        print(
+            ("\r\033[K" if self._tty else "") + progress_line(p),
+            end="" if self._tty else "\n",
+            file=sys.stderr,
+            flush=True,
         )
-        if p.eta_s:
-            line += f", about {p.eta_s:.0f}s left"
-        print(("\r\033[K" if self._tty else "") + line, end="" if self._tty else "\n", file=sys.stderr, flush=True)
 
     def done(self) -> None:
         if self._tty:

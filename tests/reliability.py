@@ -70,8 +70,8 @@ def check_invariants(db: Path, *, blank_files: bool = False) -> int:
     """Assert that the store is whole; return how many files it holds as indexed.
 
     Whole means: SQLite's own check passes, every indexed file has its chunks (unless the tree has
-    `blank_files`, which have none), every mapping points at a stored chunk with a vector, and the keyword
-    index has exactly one row per mapping.
+    `blank_files`, which have none), every mapping points at a stored chunk, every vector at a stored chunk,
+    and the keyword index has exactly one row per mapping.
     """
     conn = open_connection(db)
     try:
@@ -94,14 +94,25 @@ def check_invariants(db: Path, *, blank_files: bool = False) -> int:
             )
             == 0
         )
+        # A chunk may lack vectors (a run stopped before stages 2 and 3 reached it); a vector never lacks its chunk.
         for (table,) in conn.execute("SELECT vector_table FROM model").fetchall():
             assert (
-                scalar(f"SELECT count(*) FROM chunk c WHERE NOT EXISTS (SELECT 1 FROM {table} v WHERE v.rowid = c.id)")
+                scalar(f"SELECT count(*) FROM {table} v WHERE NOT EXISTS (SELECT 1 FROM chunk c WHERE c.id = v.rowid)")
                 == 0
             )
         assert scalar("SELECT count(*) FROM (SELECT id FROM fts_docsize EXCEPT SELECT id FROM file_chunk)") == 0
         assert scalar("SELECT count(*) FROM fts_docsize") == scalar("SELECT count(*) FROM file_chunk")
         return scalar("SELECT count(*) FROM file WHERE status = 'indexed'")
+    finally:
+        conn.close()
+
+
+def chunks_without_vectors(db: Path, model_id: str) -> int:
+    conn = open_connection(db)
+    try:
+        rows = conn.execute("SELECT vector_table FROM model WHERE id = ?", (model_id,)).fetchall()
+        vectors = f"(SELECT 1 FROM {rows[0][0]} v WHERE v.rowid = c.id)" if rows else "(SELECT 1 WHERE 0)"
+        return conn.execute(f"SELECT count(*) FROM chunk c WHERE NOT EXISTS {vectors}").fetchall()[0][0]
     finally:
         conn.close()
 

@@ -29,8 +29,12 @@ def test_mixed_repo_indexes_exactly_source_docs_and_non_utf8(mixed_root, mixed_i
     assert stats.skipped["lock_file"] == 2
     assert stats.skipped["too_large"] == 1
     assert stats.skipped["unsupported_type"] >= 1  # the PNG
-    assert stats.skipped["excluded_dir"] == 1  # node_modules/
-    assert stats.skipped["ignored"] >= 2  # build/ and debug.log
+    assert stats.folders_skipped["excluded_dir"] == 1  # node_modules/
+    assert stats.folders_skipped["ignored"] >= 1 and stats.skipped["ignored"] >= 1  # build/ and debug.log
+    assert sum(stats.skipped.values()) == stats.files_skipped
+    assert ("node_modules/", "excluded_dir") in stats.skipped_paths and ("package-lock.json", "lock_file") in [
+        (path.rsplit("/", 1)[-1], reason) for path, reason in stats.skipped_paths
+    ]
     assert stats.chunks_embedded > 0 and stats.chunks_total >= stats.files_indexed
     assert stats.provider == "CPUExecutionProvider"
     assert stats.model == "all-MiniLM-L6-v2-int8"

@@ -339,7 +339,7 @@ def test_reading_every_candidate_of_a_mixed_tree(tmp_path: Path) -> None:
         "ansi.txt": ("\x1b[31mred\x1b[0m\tdone\n", False),
         "image.py": "binary",
         "controls.txt": "binary",
-        "bundle.min.js": "long_lines",
+        "bundle.min.js": "minified",
         "wide_but_fine.py": ("x = '" + "y" * 990 + "'\n", False),
     }
 
@@ -404,7 +404,7 @@ def test_read_source_only_ever_raises_skipfile(tmp_path: Path, bom: bytes, conte
     try:
         source = read_source(path, _SMALL)
     except SkipFile as skip:
-        assert skip.reason in {"too_large", "binary", "long_lines"}
+        assert skip.reason in {"too_large", "binary", "minified"}
         return
     assert source.size == len(data) and source.sha256 == hashlib.sha256(data).hexdigest()
     assert "\r" not in source.text
@@ -604,3 +604,24 @@ def test_selecting_ten_thousand_files_is_fast(tmp_path: Path) -> None:
 
     print(f"\nselected {len(selection.candidates)} files in {elapsed * 1000:.0f} ms")
     assert len(selection.candidates) == 10_000
+
+
+def test_minified_files_are_judged_by_their_shape_not_one_long_line(tmp_path: Path) -> None:
+    jsdoc = "/** " + "Thrown when the server answers with an error status; " * 25 + "*/"
+    handwritten = (
+        jsdoc + "\n" + "".join(f"export class HTTPError{i} extends Error {{\n  status = {i};\n}}\n" for i in range(30))
+    )
+    write(
+        tmp_path,
+        {
+            "errors.ts": handwritten,  # one 1,400-character line among 90 short ones
+            "bundle.js": "var a=" + ",".join(f"x{i}" for i in range(3000)) + ";\n",
+            "packed.js": "\n".join(f"function f{i}(a,b){{return a+b*{i};}}" * 36 for i in range(40)),
+        },
+    )
+    assert len(jsdoc) > OPTIONS.max_line_length
+    read_source(tmp_path / "errors.ts", OPTIONS)
+    for name in ("bundle.js", "packed.js"):
+        with pytest.raises(SkipFile) as info:
+            read_source(tmp_path / name, OPTIONS)
+        assert info.value.reason == "minified", name

@@ -21,12 +21,14 @@ from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
 from desktop_app.app import engine_config  # noqa: E402
 from desktop_app.bridge import EngineBridge  # noqa: E402
+from desktop_app.indexing.progress import Progress  # noqa: E402
 from desktop_app.search.request import SearchRequest  # noqa: E402
 from desktop_app.ui.app_settings import AppSettings  # noqa: E402
 from desktop_app.ui.filters_dialog import FiltersDialog  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
 from desktop_app.ui.settings_dialog import Preferences, SettingsDialog  # noqa: E402
 from desktop_app.ui.shortcuts_dialog import ShortcutsDialog  # noqa: E402
+from desktop_app.ui.skipped_dialog import SkippedDialog  # noqa: E402
 from desktop_app.worker.worker import EngineConfig  # noqa: E402
 
 EMAIL_PACKAGE = Path(sys.base_prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "email"
@@ -330,6 +332,15 @@ def test_f5_reindexes_the_project(qtbot, window):
     stats = blocker.args[0]
     assert stats is not None and not stats.cancelled and stats.chunks_embedded == 0
     assert "chunks" in window.engine_status.chunks.text()
+    # The run passed over lock files, node_modules/, a PNG...: a link lists them with the reasons.
+    link = window.engine_status.skipped
+    assert f"Skipped ({len(stats.skipped_paths)})" in link.text() and stats.skipped_paths
+    link.linkActivated.emit("skipped")
+    dialog = window.findChild(SkippedDialog)
+    qtbot.waitUntil(lambda: dialog is not None and dialog.isVisible(), timeout=5_000)
+    rows = {(dialog.table.item(i, 0).text(), dialog.table.item(i, 1).text()) for i in range(dialog.table.rowCount())}
+    assert ("node_modules/", "a dependency, build or cache folder") in rows and len(rows) == len(stats.skipped_paths)
+    dialog.reject()
 
 
 # --- drag and drop, progress, partial results, cancel ------------------------------------------
@@ -349,7 +360,9 @@ def test_dropped_folder_indexes_with_progress_partial_search_and_cancel(qtbot, w
     qtbot.waitUntil(lambda: window.project == str(folder.resolve()), timeout=5_000)
     qtbot.waitUntil(gate.waiting.is_set, timeout=60_000)
     qtbot.waitUntil(lambda: ("started", True) in arrived, timeout=10_000)
-    assert window.progress.isVisible() and "files" in window.progress.label.text()
+    # Held in stage 3: every file is in, and the model's vectors are counted in chunks.
+    qtbot.waitUntil(lambda: "(meaning)" in window.progress.label.text(), timeout=10_000)
+    assert window.progress.isVisible() and " chunks" in window.progress.label.text()
     assert window.bridge.indexing
 
     response = search(qtbot, window, "parse an email message header")  # answered while indexing
@@ -363,6 +376,36 @@ def test_dropped_folder_indexes_with_progress_partial_search_and_cancel(qtbot, w
     qtbot.waitUntil(lambda: not window.progress.isVisible())
     assert "cancelled" in window.banner.text()
     assert all(on_ui for _, on_ui in arrived)
+
+
+def test_the_open_query_reruns_as_the_index_fills_in_and_keeps_the_selection(qtbot, window, tmp_path, embedding_gate):
+    folder = tmp_path / "email-copy"
+    shutil.copytree(EMAIL_PACKAGE, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    gate = embedding_gate()  # stages 1 and 2 done, stage 3 held: the fast layer answers
+    drop(window, [QUrl.fromLocalFile(str(folder))])
+    qtbot.waitUntil(gate.waiting.is_set, timeout=60_000)
+    response = search(qtbot, window, "parse an email message header")
+    assert response.results and {r.stage for r in response.results} <= {"fast", "keyword"}
+    assert "keyword 100% · meaning 0% (fast 100%)" in window.engine_status.coverage.text()
+    window.tree.select_hit(2)
+    chosen = window.tree.current_result()
+
+    now = [100.0]
+    window.rerun_clock = lambda: now[0]
+    reruns: list[int] = []
+    window.results_shown.connect(reruns.append)
+    report = Progress("in_progress", str(folder.resolve()), stage="full", chunks_total=10, chunks_embedded=1)
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        window.bridge.progressed.emit(report)
+    current = window.tree.current_result()
+    assert (current.path, current.start_line) == (chosen.path, chosen.start_line)
+    window.bridge.progressed.emit(report)  # within a second of the last re-run: not again
+    assert window._last_rerun == 100.0 and len(reruns) == 1
+
+    with qtbot.waitSignal(window.index_finished, timeout=300_000):
+        gate.release()
+    qtbot.waitUntil(lambda: "meaning 100%" in window.engine_status.coverage.text(), timeout=10_000)
+    assert {r.stage for r in window.last_response.results} <= {"full", "keyword"}
 
 
 def test_dropped_paths_that_cannot_be_used_give_a_message(qtbot, window, tmp_path, mixed_root):

@@ -42,13 +42,13 @@ DECODED = {
     "latin.py": "# caf\xe9 cr\xe8me\ndef latin_dessert():\n    return 3",
     "utf16.py": "def utf_sixteen():\n    return 16",
 }
-EXPECTED_SKIPS = {
-    "symlink_loop": 3,
+EXPECTED_SKIPS = {  # files; a looping folder link is counted in folders_skipped
+    "symlink_loop": 2,
     "dangling_symlink": 1,
     "unsupported_type": 1,
     "unreadable": 1,
     "vanished": 1,
-    "long_lines": 1,
+    "minified": 1,
     "undecodable_name": 1,
 }
 
@@ -110,7 +110,12 @@ def test_odd_files_are_indexed_or_skipped_with_a_reason(tmp_path, embedder):
 
         with _Grower(root / "grows.py"):
             stats = Indexer(store, embedder).index(root, vanish_once_listed)
-        assert not stats.cancelled and stats.skipped == EXPECTED_SKIPS
+        assert not stats.cancelled and stats.skipped == EXPECTED_SKIPS and stats.folders_skipped == {"symlink_loop": 1}
+        assert (
+            stats.files_skipped
+            == sum(EXPECTED_SKIPS.values())
+            == len([p for p, _ in stats.skipped_paths if not p.endswith("/")])
+        )
         assert stats.files_indexed == len(INDEXABLE) + 1  # and empty.py, with no chunks
         _assert_stored_text(store, root)
         searcher = Searcher(store, embedder)
@@ -164,7 +169,9 @@ def test_permission_denied_files_and_folders_are_skipped_by_a_real_unprivileged_
     proc = quarry_as_nobody("index", root, "--db", db, "--json", "--quiet")
     assert proc.returncode == 0, proc.stderr
     stats = json.loads(proc.stdout)
-    assert stats["skipped"] == {"unreadable": 2} and stats["files_indexed"] == 1
+    assert stats["skipped"] == {"unreadable": 1} and stats["folders_skipped"] == {"unreadable": 1}
+    assert sorted(map(tuple, stats["skipped_paths"])) == [("locked/", "unreadable"), ("secret.py", "unreadable")]
+    assert stats["files_indexed"] == 1
     assert file_rows(db) == {"readable.py": ("indexed", None), "secret.py": ("skipped", "unreadable")}
     found = quarry_as_nobody("search", "open_to_everyone", "--root", root, "--db", db, "--json")
     assert found.returncode == 0, found.stderr

@@ -1,7 +1,8 @@
 """Part 1 of the reliability issue: a real `kill -9` of a real `quarry index` loses no finished work.
 
-Each batch of files is written in one transaction, so whatever moment the process dies at, the store
-holds whole files or nothing of them, and the next run embeds exactly the files that were not finished.
+Each batch of files, and each batch of vectors, is written in one transaction, so whatever moment the
+process dies at, the store holds whole files or nothing of them, and the next run chunks exactly the files
+that were not written and embeds exactly the chunks that lack vectors.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from .reliability import QUARRY, REPO, check_invariants, quarry, write_tree
+from desktop_app.embedding.static_model import STATIC_MODEL_ID
 
+from .reliability import QUARRY, REPO, check_invariants, chunks_without_vectors, quarry, write_tree
+
+MODEL = "all-MiniLM-L6-v2-int8"
 FILES = 600  # one chunk each: three write batches, small enough to embed in a few seconds
 
 
@@ -91,10 +95,12 @@ def test_kill_9_mid_index_keeps_whole_files_and_resumes(tmp_path, ledger):
     done_second = check_invariants(db)
     assert done_second >= done_first, f"seed {seed}: a kill after {delay:.2f}s lost finished files"
 
+    unembedded = chunks_without_vectors(db, MODEL) + FILES - done_second  # one chunk a file
     proc = quarry("index", ledger, "--db", db, "--json")
     assert proc.returncode == 0, proc.stderr
     stats = json.loads(proc.stdout.strip().splitlines()[-1])
     left = FILES - done_second
-    assert (stats["files_changed"], stats["chunks_embedded"]) == (left, left), f"seed {seed}, delay {delay:.2f}s"
+    assert (stats["files_changed"], stats["chunks_embedded"]) == (left, unembedded), f"seed {seed}, {delay:.2f}s"
     assert stats["files_indexed"] == FILES and stats["chunks_total"] == FILES
     assert check_invariants(db) == FILES
+    assert chunks_without_vectors(db, MODEL) == chunks_without_vectors(db, STATIC_MODEL_ID) == 0

@@ -18,13 +18,13 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from desktop_app import cli
+from desktop_app.identifiers import expand_identifiers, split_identifier
 from desktop_app.indexing.chunk import Chunk
 from desktop_app.indexing.chunking import chunk_file
 from desktop_app.indexing.documents import keyword_fields
 from desktop_app.indexing.file_selection import SelectionOptions
-from desktop_app.indexing.identifiers import expand_identifiers, split_identifier
 from desktop_app.indexing.indexer import Indexer
-from desktop_app.indexing.source_reader import BINARY, LONG_LINES, SkipFile, read_source
+from desktop_app.indexing.source_reader import BINARY, MINIFIED, SkipFile, read_source
 from desktop_app.search.pipeline import Searcher
 from desktop_app.search.query import MAX_TERMS, STOPWORDS, fts_all, fts_any, parse
 from desktop_app.search.request import SearchError, SearchRequest
@@ -250,7 +250,7 @@ def test_camel_and_snake_case_spellings_split_alike(words):
 # --- part 6: random bytes through the reader, the chunker and a real index ----------------------------
 
 EXTENSIONS = (".py", ".js", ".md", ".json", ".rs", ".yaml", ".c")
-SKIP_REASONS = {BINARY, LONG_LINES, "too_large", "unreadable"}
+SKIP_REASONS = {BINARY, MINIFIED, "too_large", "unreadable"}
 
 
 def _fuzz_bytes(rnd: random.Random) -> bytes:

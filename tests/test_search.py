@@ -161,10 +161,10 @@ def test_context_lines_come_from_disk_and_stale_files_say_so(tmp_path, mixed_roo
 
 
 def test_query_embeddings_are_cached(searcher, mixed_root):
-    before = searcher.cache.misses
+    before = searcher.full.cache.misses
     run(searcher, mixed_root, "a query typed twice")
     run(searcher, mixed_root, "a query typed twice")
-    assert searcher.cache.misses == before + 1 and searcher.cache.hits >= 1
+    assert searcher.full.cache.misses == before + 1 and searcher.full.cache.hits >= 1
 
 
 def test_history_records_each_search(searcher, mixed_root):

@@ -91,7 +91,7 @@ class Corpus:
     def by_id(self, names: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, vectors) of every live vector of this kind, as exact search sees them."""
         vectors = self.names if names else self.code
-        ids = self.store.known_chunks(list(vectors), self.model)
+        ids = self.store.known_chunks(list(vectors))
         order = sorted(vectors, key=lambda h: ids[h])
         return np.array([ids[h] for h in order], dtype=np.int64), np.stack([vectors[h] for h in order])
 
@@ -146,7 +146,7 @@ def test_deleted_vectors_are_forgotten_without_reloading(store, small_blocks):
     gone = [
         cid
         for path in ("src/module_3.py", "src/module_17.py")
-        for cid in store.known_chunks(corpus.files[path], MODEL).values()
+        for cid in store.known_chunks(corpus.files[path]).values()
     ]
     corpus.delete(["src/module_3.py", "src/module_17.py"])
     index.refresh()
@@ -271,7 +271,7 @@ def test_similarities_cover_chunks_with_and_without_name_vectors(store):
     index = VectorIndex(store, MODEL, DIMS)
     index.refresh()
     hashes = list(corpus.code)
-    ids = store.known_chunks(hashes, MODEL)
+    ids = store.known_chunks(hashes)
     q = unit(corpus.rng, 1)[0]
     code = index.similarities(q, [ids[h] for h in hashes])
     names = index.similarities(q, [ids[h] for h in hashes], names=True)

@@ -10,7 +10,7 @@ import numpy as np
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-from .model_spec import ModelError, ModelSpec, default_model_spec, verify_sha256
+from .model_spec import ModelError, ModelSpec, default_model_spec, model_source, verify_sha256
 from .providers import PREFERENCES, cpu_threads, create_session
 
 # Padded tokens per model run. Measured on a 2-core machine, runs of ~2k tokens beat both single texts
@@ -52,6 +52,10 @@ class Embedder:
     @property
     def model_id(self) -> str:
         return self.spec.id
+
+    @property
+    def source(self) -> str:
+        return model_source(self.spec)
 
     @property
     def dims(self) -> int:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 
+from ..identifiers import expand_identifiers, split_identifier
 from ..store.store import StoredChunk
 from .chunk import Chunk
-from .identifiers import expand_identifiers, split_identifier
 
 
 def chunk_of(stored: StoredChunk) -> Chunk:

@@ -1,9 +1,14 @@
-"""Indexing one scope: select files, find what changed, chunk, embed what is new, write in batches.
+"""Indexing one scope in three stages, each searchable as soon as it lands.
 
-Reading and chunking run on a helper thread one batch ahead of the model; the model runs on
-its own thread so the calling (worker) thread can serve searches while it waits (`idle`).
+Stage 1 selects files, finds what changed, chunks it and writes every file's chunks, symbols and
+keyword index (no model involved: exact and keyword search cover the tree within seconds).
+Stage 2 gives every chunk a vector of the fast static model; stage 3 one of the contextual model,
+which searches prefer chunk by chunk as it lands (see vector_fill.py for the order).
+
+Reading and chunking run on a helper thread one batch ahead of the writes; the models run on
+their own thread so the calling (worker) thread can serve searches while it waits (`idle`).
 Each batch is written in one transaction, so an interrupted run keeps every finished file and
-the next run carries on from there.
+vector, and the next run carries on from there.
 """
 
 from __future__ import annotations
@@ -15,23 +20,25 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..embedding import Embedder, model_source
+from ..embedding.text_embedder import TextEmbedder
 from ..store.store import ChunkRef, FileState, FileWrite, NewChunk, Scope, SkippedFile, Store
 from .chunk import Chunk
 from .chunking import chunk_file
-from .documents import chunk_of, document_hash, document_header, document_text, keyword_fields, name_text
+from .documents import chunk_of, document_hash, document_header, document_text, keyword_fields
 from .file_selection import Candidate, SelectionOptions, select_files
 from .git_worktrees import main_of_linked_worktree, worktrees
-from .model_runner import ModelRunner, PendingVectors
-from .progress import Progress, ProgressReporter
+from .progress import STAGES, Progress, ProgressReporter
 from .source_reader import UNREADABLE, VANISHED, SkipFile, encodes_as_utf8, read_source
+from .vector_fill import VectorFiller, WantedChunks
 
 # Room in the model's window for the document header (path, symbol line) and special tokens.
 HEADER_TOKEN_RESERVE = 40
 # Chunks stay small enough to point at code even when a model accepts thousands of tokens.
 MAX_CHUNK_TOKENS = 480
-# New chunks per write transaction.
+# New chunks per write transaction, and the first batches' (small, so the first files are searchable
+# and the first progress shows within a second even when the first files are large).
 BATCH_CHUNKS = 256
+FIRST_BATCH_CHUNKS = 16
 
 # Skip reason for a file whose name holds bytes the file system encoding cannot decode (Linux allows any):
 # such a name can be neither stored nor tokenized as text.
@@ -47,6 +54,7 @@ class IndexOptions:
     selection: SelectionOptions = field(default_factory=SelectionOptions)
     chunk_tokens: int | None = None  # None: fit the model's window
     overlap_tokens: int = 32
+    until: str = "full"  # the last stage to build (see progress.STAGES); a later run goes on from there
 
 
 @dataclass
@@ -61,10 +69,14 @@ class IndexStats:
     files_deleted: int = 0
     files_copied: int = 0  # worktree files identical to the main scope's, mapped without chunking or embedding
     files_skipped: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)  # reason -> count (pruned folders included)
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> files; the counts add up to files_skipped
+    folders_skipped: dict[str, int] = field(default_factory=dict)  # reason -> folders passed over whole
+    skipped_paths: list[tuple[str, str]] = field(default_factory=list)  # (path, reason); folders end in "/"
     chunks_total: int = 0
-    chunks_embedded: int = 0
+    chunks_fast: int = 0  # chunks given a fast-model vector (stage 2)
+    chunks_embedded: int = 0  # chunks given a vector of the configured model (stage 3)
     tokens_embedded: int = 0
+    stages: dict[str, float] = field(default_factory=dict)  # seconds from the start until each stage was done
     bytes: int = 0
     seconds: float = 0.0
     provider: str = ""
@@ -80,21 +92,8 @@ class IndexStats:
 
 @dataclass(frozen=True)
 class _Document:
-    text: str  # what the model embeds: header + chunk lines
     lines: str  # the chunk's lines as stored
-    tokens: int
-    name: str | None  # symbol-name text embedded alongside, if the chunk defines a symbol
-    name_tokens: int
-
-
-@dataclass
-class _InFlight:
-    """A batch whose new chunks are with the model."""
-
-    batch: list[_Prepared]
-    missing: list[tuple[str, _Document]]  # (hash, document) not yet in the store
-    tokens: list[int]  # token counts of what was submitted: documents, then name texts
-    vectors: PendingVectors
+    tokens: int  # of what the model embeds: header + lines
 
 
 @dataclass
@@ -113,20 +112,26 @@ class Indexer:
     def __init__(
         self,
         store: Store,
-        embedder: Embedder,
+        embedder: TextEmbedder,
         options: IndexOptions | None = None,
         idle: Callable[[], None] | None = None,
+        fast: TextEmbedder | None = None,
+        wanted: WantedChunks | None = None,
     ):
+        """`embedder` is the configured model (stage 3); `fast` the static model of stage 2, None to skip
+        that stage (when the configured model is the fast one itself). `wanted` takes the chunks a search
+        asked for, to embed them first."""
         self.store = store
         self.embedder = embedder
+        self.fast = fast if fast is not None and fast.model_id != embedder.model_id else None
         self.options = options or IndexOptions()
+        self.wanted = wanted or WantedChunks()
         self._idle = idle or (lambda: None)
-        self._runner = ModelRunner(embedder, idle)
         self._parent_id: str | None = None
         self._parent_states: dict[str, FileState] = {}
 
     def close(self) -> None:
-        self._runner.close()
+        """Nothing is held between runs; kept so callers can treat the indexer as a resource."""
 
     @property
     def chunk_tokens(self) -> int:
@@ -153,7 +158,8 @@ class Indexer:
                 "rename it, or index a folder inside it"
             )
         stop = should_stop or (lambda: False)
-        self.store.register_model(self.embedder.model_id, self.embedder.dims, model_source(self.embedder.spec))
+        for model in filter(None, (self.embedder, self.fast)):
+            self.store.register_model(model.model_id, model.dims, model.source)
         scope = self.store.scope_for_root(root) or self._new_scope(root)
         parent = self.store.scope_by_id(scope.parent_id) if scope.parent_id else None
         stats = IndexStats(
@@ -186,17 +192,52 @@ class Indexer:
         if deleted:
             self.store.write_batch(scope.id, self.embedder.model_id, [], deleted=deleted)
         stats.files_deleted = len(deleted)
-        stats.skipped.update(selection.skip_counts())
+        for path, reason in selection.skipped:
+            counts = stats.folders_skipped if path.endswith("/") else stats.skipped
+            counts[reason] = counts.get(reason, 0) + 1
+        stats.skipped_paths = list(selection.skipped)
         if misnamed:
             stats.skipped[UNDECODABLE_NAME] = misnamed
-        stats.files_skipped = misnamed + sum(1 for p, _ in selection.skipped if not p.endswith("/"))
+            # The name cannot be written as text: shown with the undecodable bytes escaped.
+            stats.skipped_paths += [
+                (c.rel_path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"), UNDECODABLE_NAME)
+                for c in selection.candidates
+                if not encodes_as_utf8(c.rel_path)
+            ]
+        stats.files_skipped = sum(stats.skipped.values())
         reporter.update(phase="started", files_total=len(todo), bytes_total=sum(c.size for c in todo))
 
-        if todo:
-            self.embedder.load()
-        stats.provider = self.embedder.provider if todo else ""
         cancelled = self._run_batches(scope.id, todo, states, stats, reporter, stop)
+        if not cancelled:
+            self._after_stage(stats, reporter, started)
+            cancelled = not self._fill_vectors(stats, reporter, started, stop)
         return self._finish(stats, reporter, started, cancelled=cancelled)
+
+    def _after_stage(self, stats: IndexStats, reporter: ProgressReporter, started: float) -> None:
+        """Stage 1 is done: the scope's files are all in (collect chunks no file uses any more)."""
+        self.store.collect_garbage()
+        stats.stages[reporter.current.stage] = round(time.monotonic() - started, 3)
+
+    def _fill_vectors(self, stats: IndexStats, reporter: ProgressReporter, started: float, stop) -> bool:
+        """Stages 2 and 3 over every chunk in the store lacking their vectors; False when stopped."""
+        last = STAGES.index(self.options.until)
+        for stage, model in (("fast", self.fast), ("full", self.embedder)):
+            if model is None or STAGES.index(stage) > last:
+                continue
+            filler = VectorFiller(self.store, model, self._idle, self.wanted)
+            try:
+                result = filler.fill(reporter, stop, stage)
+            finally:
+                filler.close()
+            if stage == "fast":
+                stats.chunks_fast = result.embedded
+            else:
+                stats.chunks_embedded, stats.tokens_embedded = result.embedded, result.tokens
+                stats.provider = model.provider if result.embedded else ""
+            if not result.finished:
+                return False
+            stats.stages[stage] = round(time.monotonic() - started, 3)
+        return True
 
     def _new_scope(self, root: Path) -> Scope:
         """A worktree scope under its main scope when `root` is a linked git worktree of an indexed
@@ -221,7 +262,6 @@ class Indexer:
 
     def _finish(self, stats: IndexStats, reporter: ProgressReporter, started: float, cancelled: bool) -> IndexStats:
         if not cancelled:
-            self.store.collect_garbage()
             self.store.mark_indexed(stats.scope_id)
         if stats.scope_type == "main":
             info = worktrees(Path(stats.root))
@@ -246,30 +286,24 @@ class Indexer:
         reporter: ProgressReporter,
         stop: Callable[[], bool],
     ) -> bool:
-        """Returns True when stopped before the end."""
+        """Stage 1: write every prepared batch; True when stopped before the end."""
         batches: queue.Queue = queue.Queue(maxsize=2)
         halt = threading.Event()
         prep = threading.Thread(
             target=self._prepare_batches, args=(todo, states, batches, halt), name="quarry-prepare", daemon=True
         )
         prep.start()
-        # One batch in flight: the next batch's vectors are computing while this one is written.
-        in_flight: _InFlight | None = None
         try:
             while True:
                 batch = self._next_batch(batches, reporter)
                 if isinstance(batch, BaseException):
                     raise batch
-                started = self._start_batch(batch) if batch is not None else None
-                if in_flight is not None and (
-                    stop() or not self._finish_batch(scope_id, in_flight, stats, reporter, stop)
-                ):
-                    if started is not None:
-                        started.vectors.cancel()
-                    return True
-                if started is None:
+                if batch is None:
                     return False
-                in_flight = started
+                if stop():
+                    return True
+                self._write(scope_id, batch, stats, reporter)
+                self._idle()  # a search typed meanwhile sees this batch at once
         finally:
             halt.set()
             while prep.is_alive():
@@ -303,15 +337,17 @@ class Indexer:
     ) -> Iterator[list[_Prepared]]:
         batch: list[_Prepared] = []
         pending = 0
+        size = FIRST_BATCH_CHUNKS
         for cand in todo:
             if halt.is_set():
                 return
             item = self._prepare(cand, states.get(cand.rel_path))
             batch.append(item)
             pending += len(item.documents)
-            if pending >= BATCH_CHUNKS or len(batch) >= 256:
+            if pending >= size or len(batch) >= 256:
                 yield batch
                 batch, pending = [], 0
+                size = min(BATCH_CHUNKS, size * 2)
         if batch:
             yield batch
 
@@ -334,46 +370,23 @@ class Indexer:
             overlap_tokens=self.options.overlap_tokens,
         )
         headers = [document_header(ch, cand.rel_path) for ch in chunks]
-        names = [name_text(ch, cand.rel_path) for ch in chunks]
-        counts = self.embedder.count_tokens(headers + [n or "" for n in names]) if chunks else []
+        counts = self.embedder.count_tokens(headers) if chunks else []
         refs: list[ChunkRef] = []
         documents: dict[str, _Document] = {}
-        for ordinal, (ch, header, name) in enumerate(zip(chunks, headers, names, strict=True)):
-            doc = document_text(ch, cand.rel_path, header)
-            digest = document_hash(doc)
-            documents.setdefault(
-                digest, _Document(doc, ch.text, ch.token_count + counts[ordinal], name, counts[len(chunks) + ordinal])
-            )
+        for ordinal, (ch, header) in enumerate(zip(chunks, headers, strict=True)):
+            digest = document_hash(document_text(ch, cand.rel_path, header))
+            documents.setdefault(digest, _Document(ch.text, ch.token_count + counts[ordinal]))
             refs.append(_ref(ch, digest, ordinal, cand.rel_path))
         write = FileWrite(cand.rel_path, source.size, cand.mtime_ns, source.sha256, cand.language, refs)
         return _Prepared(cand, write=write, documents=documents)
 
-    def _start_batch(self, batch: list[_Prepared]) -> _InFlight:
-        """Find the batch's chunks that are new to the store and queue them (and their symbol-name texts)
-        for the model, sorted by length into slices."""
+    def _write(self, scope_id: str, batch: list[_Prepared], stats: IndexStats, reporter: ProgressReporter) -> None:
+        """Write one batch's files with their chunks (those not stored yet), in one transaction."""
         documents: dict[str, _Document] = {}
         for item in batch:
             documents.update(item.documents)
-        known = self.store.known_chunks(documents, self.embedder.model_id)
-        missing = [(h, documents[h]) for h in documents if h not in known]
-        named = [(d.name, d.name_tokens) for _, d in missing if d.name]
-        tokens = [d.tokens for _, d in missing] + [count for _, count in named]
-        vectors = self._runner.submit([d.text for _, d in missing] + [name for name, _ in named], tokens)
-        return _InFlight(batch, missing, tokens, vectors)
-
-    def _finish_batch(
-        self, scope_id: str, flight: _InFlight, stats: IndexStats, reporter: ProgressReporter, stop: Callable[[], bool]
-    ) -> bool:
-        """Wait for the batch's vectors and write it; False when stopped first (nothing written)."""
-        batch, missing, tokens = flight.batch, flight.missing, flight.tokens
-        vectors = self._runner.collect(flight.vectors, stop, reporter.tick)
-        if vectors is None:
-            return False
-        name_vectors = iter(vectors[len(missing) :])
-        new_chunks = [
-            NewChunk(h, d.lines, d.tokens, vec, next(name_vectors) if d.name else None)
-            for (h, d), vec in zip(missing, vectors[: len(missing)], strict=True)
-        ]
+        known = self.store.known_chunks(documents)
+        new_chunks = [NewChunk(h, d.lines, d.tokens) for h, d in documents.items() if h not in known]
         skipped = [
             SkippedFile(i.cand.rel_path, i.cand.size, i.cand.mtime_ns, i.skip_reason) for i in batch if i.skip_reason
         ]
@@ -386,21 +399,17 @@ class Indexer:
         for item in batch:
             if item.skip_reason:
                 stats.skipped[item.skip_reason] = stats.skipped.get(item.skip_reason, 0) + 1
+                stats.skipped_paths.append((item.cand.rel_path, item.skip_reason))
                 stats.files_skipped += 1
         stats.files_changed += len(writes) - len(copies)
         stats.files_copied += len(copies)
         stats.files_unchanged += len(touched)
-        stats.chunks_embedded += len(new_chunks)
-        stats.tokens_embedded += sum(min(t + 2, self.embedder.max_tokens) for t in tokens)
         p = reporter.current
         reporter.update(
             phase="in_progress",
             files_done=p.files_done + len(batch),
             bytes_done=p.bytes_done + sum(i.cand.size for i in batch),
-            chunks_embedded=stats.chunks_embedded,
-            tokens_embedded=stats.tokens_embedded,
         )
-        return True
 
     def _copies_from_parent(self, items: list[_Prepared]) -> list[FileWrite]:
         """File writes that reuse the parent scope's chunks for files identical to its copy."""

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..embedding import Embedder
+from ..embedding.text_embedder import TextEmbedder
 
 SLICE_TOKENS = 4096
 
 
 class ModelRunner:
-    def __init__(self, embedder: Embedder, idle: Callable[[], None] | None = None):
+    def __init__(self, embedder: TextEmbedder, idle: Callable[[], None] | None = None):
         self.embedder = embedder
         self._idle = idle or (lambda: None)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quarry-model")

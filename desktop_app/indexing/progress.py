@@ -7,6 +7,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 PHASES = ("analyzing", "started", "in_progress", "completed", "cancelled")
+# Stage 1 writes every file's chunks and keyword index; stage 2 gives every chunk a vector of the fast
+# (static) model; stage 3 one of the contextual model, replacing stage 2's in searches chunk by chunk.
+STAGES = ("keyword", "fast", "full")
 PROGRESS_INTERVAL_S = 0.5
 
 
@@ -18,20 +21,31 @@ class Progress:
     files_total: int = 0
     bytes_done: int = 0
     bytes_total: int = 0
-    chunks_embedded: int = 0
+    stage: str = "keyword"  # one of STAGES
+    chunks_embedded: int = 0  # in this stage (stages 2 and 3)
+    chunks_total: int = 0  # chunks this stage has to embed
     tokens_embedded: int = 0
     elapsed_s: float = 0.0
+    stage_elapsed_s: float = 0.0
 
     @property
     def chunks_per_s(self) -> float:
-        return self.chunks_embedded / self.elapsed_s if self.elapsed_s > 0 else 0.0
+        return self.chunks_embedded / self.stage_elapsed_s if self.stage_elapsed_s > 0 else 0.0
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds left, from the byte rate so far; None until there is a rate to go on."""
-        if self.bytes_done <= 0 or self.elapsed_s <= 0 or self.bytes_total <= self.bytes_done:
-            return None if self.bytes_total > self.bytes_done else 0.0
-        return (self.bytes_total - self.bytes_done) * self.elapsed_s / self.bytes_done
+        """Seconds left in this stage, from its rate so far; None until there is a rate to go on."""
+        done, total = (
+            (self.bytes_done, self.bytes_total)
+            if self.stage == "keyword"
+            else (
+                self.chunks_embedded,
+                self.chunks_total,
+            )
+        )
+        if done <= 0 or self.stage_elapsed_s <= 0 or total <= done:
+            return None if total > done else 0.0
+        return (total - done) * self.stage_elapsed_s / done
 
     def to_dict(self) -> dict:
         return {**asdict(self), "chunks_per_s": round(self.chunks_per_s, 2), "eta_s": self.eta_s}
@@ -52,24 +66,26 @@ class ProgressReporter:
         self._sink = sink
         self._interval = interval_s
         self._clock = clock
-        self._t0 = clock()
+        self._t0 = self._stage_t0 = clock()
         self._last_emit = float("-inf")
         self.current = Progress("analyzing", root)
 
     def update(self, **changes) -> None:
-        phase_changed = "phase" in changes and changes["phase"] != self.current.phase
-        self.current = replace(self.current, **changes, elapsed_s=self._clock() - self._t0)
-        if phase_changed:
+        changed = any(key in changes and changes[key] != getattr(self.current, key) for key in ("phase", "stage"))
+        if changes.get("stage", self.current.stage) != self.current.stage:
+            self._stage_t0 = self._clock()
+        self.current = replace(self.current, **changes)
+        if changed:
             self._emit()
         else:
             self.tick()
 
     def tick(self) -> None:
         if self._clock() - self._last_emit >= self._interval:
-            self.current = replace(self.current, elapsed_s=self._clock() - self._t0)
             self._emit()
 
     def _emit(self) -> None:
-        self._last_emit = self._clock()
+        now = self._last_emit = self._clock()
+        self.current = replace(self.current, elapsed_s=now - self._t0, stage_elapsed_s=now - self._stage_t0)
         if self._sink is not None:
             self._sink(self.current)

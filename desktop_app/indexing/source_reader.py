@@ -21,7 +21,7 @@ LOCK_FILE = "lock_file"
 UNSUPPORTED_TYPE = "unsupported_type"
 TOO_LARGE = "too_large"
 BINARY = "binary"
-LONG_LINES = "long_lines"
+MINIFIED = "minified"
 UNREADABLE = "unreadable"
 VANISHED = "vanished"
 SYMLINK_OUTSIDE_ROOT = "symlink_outside_root"
@@ -89,13 +89,34 @@ def is_lock_file(name: str) -> bool:
     return lowered in _LOCK_FILE_NAMES or lowered.endswith(".lock")
 
 
+# A file is minified or generated when over-long lines hold more than this share of its characters, or when
+# its lines are long on average and it has almost no whitespace. One long line (a URL, a JSDoc paragraph, a
+# data table) in a hand-written file is not enough: such a file was once skipped and its classes unfindable.
+MINIFIED_LONG_SHARE = 0.5
+MINIFIED_MEAN_SHARE = 0.2  # of max_line_length: mean length of a non-empty line
+MINIFIED_WHITESPACE = 0.08
+
+
+def looks_minified(text: str, max_line_length: int) -> bool:
+    """Whether `text` has the shape of a minified or generated file, judged over the whole file."""
+    lines = text.split("\n")
+    long_chars = sum(len(line) for line in lines if len(line) > max_line_length)
+    if not long_chars:
+        return False
+    if long_chars > MINIFIED_LONG_SHARE * len(text):
+        return True
+    filled = sum(1 for line in lines if line.strip())
+    whitespace = text.count(" ") + text.count("\t") + text.count("\n")
+    return len(text) > MINIFIED_MEAN_SHARE * max_line_length * filled and whitespace < MINIFIED_WHITESPACE * len(text)
+
+
 def read_source(path: Path, options: SelectionOptions) -> SourceText:
     """Read and decode the file at `path`; raises SkipFile when it should not be indexed."""
     data = _read_bytes(path, options.max_file_size)
     text, lenient = _decode(data)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if max(map(len, text.split("\n"))) > options.max_line_length:
-        raise SkipFile(LONG_LINES)
+    if looks_minified(text, options.max_line_length):
+        raise SkipFile(MINIFIED)
     return SourceText(text=text, sha256=hashlib.sha256(data).hexdigest(), size=len(data), lenient=lenient)
 
 

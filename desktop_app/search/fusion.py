@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from ..store.store import Hit
 from .evidence import (
+    KEYWORD_WEIGHT_FAST,
     PATH_WEIGHT,
     SATURATION,
     kind_factor,
@@ -52,6 +53,7 @@ class Candidate:
     found_keyword: bool = False
     exact_symbol: bool = False
     score: float = 0.0
+    layer: str | None = None  # whose vectors gave `semantic`: "full" (the active model) or "fast"
 
     @property
     def relevance(self) -> str:
@@ -115,7 +117,12 @@ def rank_scores(
         scale = 1 / (1 + PATH_WEIGHT)
         bases = [
             (
-                blend(c, mode, query.keyword_weight) * kind_factor(c.hit.path, query)
+                blend(
+                    c,
+                    mode,
+                    query.keyword_weight if c.layer != "fast" else max(query.keyword_weight, KEYWORD_WEIGHT_FAST),
+                )
+                * kind_factor(c.hit.path, query)
                 + PATH_WEIGHT * path_match(c.hit.path, query)
             )
             * scale

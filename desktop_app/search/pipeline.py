@@ -10,7 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..embedding import Embedder
+from ..embedding.static_model import STATIC_MODEL_ID
+from ..embedding.text_embedder import TextEmbedder
+from ..indexing.vector_fill import WantedChunks
 from ..store.store import HistoryEntry, HitFilter, Scope, Store
 from .context import FileLines, expand
 from .dedup import merge_overlapping, merge_units
@@ -19,7 +21,7 @@ from .fusion import Candidate, definition_key, keyword_strengths, rank_scores, s
 from .keyword_plan import bounded_any
 from .query import ParsedQuery, fts_all, parse
 from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRequest, validate
-from .results import SearchResponse, SearchResult
+from .results import Coverage, SearchResponse, SearchResult
 from .vector_index import VectorIndex
 
 # Seconds of vector loading at a time while warming up, between which waiting searches are answered.
@@ -29,31 +31,59 @@ WARM_UP_SLICE_S = 0.1
 # over 15 repositories) and cost 4 / 10 ms more per search at p95.
 FETCH = 50
 MAX_FETCH = 4096
+# The fast (static) model's cosines run lower and flatter than the contextual model's; this affine map
+# puts them on the contextual scale, so a chunk still waiting for its contextual vector competes fairly
+# with those that have one. Fitted by least squares on (fast, contextual) cosine pairs of the same
+# query-chunk pairs (the stdlib dev set's queries against their top-50 chunks of either model).
+FAST_SCALE, FAST_OFFSET = 1.11, -0.235
+
+
+class _Layer:
+    """One model's vectors: its query embeddings (cached) and the in-memory copy of its vectors."""
+
+    def __init__(self, store: Store, embedder: TextEmbedder):
+        self.embedder = embedder
+        self.cache = QueryEmbeddingCache(embedder.embed_query)
+        self.index = VectorIndex(store, embedder.model_id, embedder.dims)
+        # The stage results name: the fast model's vectors are "fast" also when it is the chosen model.
+        self.stage = "fast" if embedder.model_id == STATIC_MODEL_ID else "full"
 
 
 class Searcher:
-    """Runs searches against one store; used from the worker thread that owns the store."""
+    """Runs searches against one store; used from the worker thread that owns the store.
 
-    def __init__(self, store: Store, embedder: Embedder | None, unavailable: str | None = None):
+    Semantic evidence comes from the store's active model (`embedder`) and, for chunks that have no
+    vector of it yet (a first index filling in), from the fast static model (`fast`)."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: TextEmbedder | None,
+        unavailable: str | None = None,
+        fast: TextEmbedder | None = None,
+        wanted: WantedChunks | None = None,
+    ):
         self.store = store
         self.embedder = embedder
         self.unavailable = unavailable or "no embedding model is loaded"  # why, when embedder is None
-        self.cache = QueryEmbeddingCache(embedder.embed_query) if embedder else None
-        self.vectors = VectorIndex(store, embedder.model_id, embedder.dims) if embedder else None
+        self.full = _Layer(store, embedder) if embedder else None
+        self.fast = _Layer(store, fast) if fast is not None else None
+        self.wanted = wanted
         self._warming = False  # warm_up() is loading the vectors; searches meanwhile use what is loaded
+        self._coverage: tuple[tuple, Coverage, np.ndarray] | None = None
 
     def warm_up(self, between: Callable[[], None] = lambda: None) -> None:
         """Load the model and the vectors now, so that the first search pays for neither. The vectors load
         in slices with `between` called after each (the worker answers waiting searches there: until the
         load is done they search the vectors loaded so far and say so)."""
-        if self.embedder is None:
+        if self.full is None:
             return
-        vectors = self._vector_index()
-        self.embedder.load()
+        self.full.embedder.load()
         self._warming = True
         try:
-            while not vectors.refresh(budget_s=WARM_UP_SLICE_S):
-                between()
+            for layer in filter(None, (self.full, self.fast)):
+                while not layer.index.refresh(budget_s=WARM_UP_SLICE_S):
+                    between()
         finally:
             self._warming = False
 
@@ -82,16 +112,20 @@ class Searcher:
                     response.notice = f"semantic search is unavailable ({problem}); showing exact matches only"
 
         if query_vec is not None:
-            vectors = self._vector_index()
             # While warm_up() loads the vectors, search those loaded so far rather than wait for the rest.
-            loaded = vectors.refresh(budget_s=0 if self._warming else None)
-            response.vectors_loaded = 1.0 if loaded else vectors.loaded_share
-            if not loaded:
+            loaded = [layer.index.refresh(budget_s=0 if self._warming else None) for layer in self._layers()]
+            response.vectors_loaded = 1.0 if all(loaded) else self._full().index.loaded_share
+            if not all(loaded):
                 response.notice = (
                     f"the index is still loading ({response.vectors_loaded:.0%} of its vectors), so "
                     "semantic matches are partial"
                 )
-        response.results = self._retrieve(req, scopes, parse(req.query), query_vec, response.effective_mode)
+        response.coverage, uncovered = self._coverage_of([s.id for s in scopes])
+        fast_vec = None
+        if query_vec is not None and len(uncovered) and self.fast is not None:
+            fast_vec, _ = self._embed(req.query, self.fast)
+        query = _Query(parse(req.query), query_vec, fast_vec, uncovered)
+        response.results = self._retrieve(req, scopes, query, response.effective_mode)
         if req.context:
             self._add_context(response.results, req.context)
         response.elapsed_ms = (time.perf_counter() - started) * 1000
@@ -109,11 +143,31 @@ class Searcher:
             )
         return response
 
-    def _vector_index(self) -> VectorIndex:
-        """The vector index, for the steps that have a query vector: there is one only with an embedder,
-        and the index comes with the embedder."""
-        assert self.vectors is not None
-        return self.vectors
+    def _layers(self) -> list[_Layer]:
+        return [layer for layer in (self.full, self.fast) if layer is not None]
+
+    def _full(self) -> _Layer:
+        """The active model's layer, for the steps that have a query vector: there is one only with it."""
+        assert self.full is not None
+        return self.full
+
+    def _coverage_of(self, scope_ids: list[str]) -> tuple[Coverage, np.ndarray]:
+        """How much of these scopes each layer covers, and the sorted ids of their chunks that lack a
+        vector of the active model (searched through the fast layer); cached until the next write."""
+        key = (tuple(scope_ids), self.store.generation)
+        if self._coverage is not None and self._coverage[0] == key:
+            return self._coverage[1], self._coverage[2]
+        ids = self.store.scope_chunk_ids(scope_ids)
+        has_full = np.isin(ids, self.full.index.ids()) if self.full else np.zeros(len(ids), dtype=bool)
+        full_count = int(has_full.sum())
+        if self.fast is not None:
+            fast_count = int(np.isin(ids, self.fast.index.ids()).sum())
+        else:
+            fast_count = full_count if self.full and self.full.stage == "fast" else 0
+        coverage = Coverage(len(ids), full_count, fast_count)
+        uncovered = ids[~has_full]
+        self._coverage = (key, coverage, uncovered)
+        return coverage, uncovered
 
     # --- steps ----------------------------------------------------------------------------------
 
@@ -132,17 +186,16 @@ class Searcher:
             scopes.append(scope)
         return scopes
 
-    def _embed(self, query: str) -> tuple[np.ndarray | None, str | None]:
-        if self.cache is None:
+    def _embed(self, query: str, layer: _Layer | None = None) -> tuple[np.ndarray | None, str | None]:
+        layer = layer or self.full
+        if layer is None:
             return None, self.unavailable
         try:
-            return self.cache.get(query), None
+            return layer.cache.get(query), None
         except Exception as exc:  # any model failure degrades to exact search rather than failing
             return None, f"{type(exc).__name__}: {exc}"
 
-    def _retrieve(
-        self, req: SearchRequest, scopes: list[Scope], parsed: ParsedQuery, query_vec: np.ndarray | None, mode: str
-    ) -> list[SearchResult]:
+    def _retrieve(self, req: SearchRequest, scopes: list[Scope], query: _Query, mode: str) -> list[SearchResult]:
         f = req.filters
         where = f.hit_filter()
         roots = {s.id: s.root for s in scopes}
@@ -153,8 +206,8 @@ class Searcher:
         # k gave -k 5 and -k 30 different keyword evidence and file support, so different orders).
         fetch = FETCH * (4 if f.min_score > 0 else 1)
         while True:
-            candidates, exhausted = self._candidates(scope_ids, parsed, query_vec, mode, where, fetch)
-            rank_scores(candidates, parsed, mode, req.rerank)
+            candidates, exhausted = self._candidates(scope_ids, query, mode, where, fetch)
+            rank_scores(candidates, query.parsed, mode, req.rerank)
             ranked = sorted(
                 (c for c in candidates if c.score >= f.min_score),
                 key=lambda c: (-c.score, c.hit.path, c.hit.start_line),
@@ -168,50 +221,63 @@ class Searcher:
                 req.k,
             )
             if len(kept) >= req.k or exhausted or fetch >= MAX_FETCH:
+                self._want_embedded(kept[: req.k])
                 return [_result(c, roots[c.hit.scope_id]) for c in kept[: req.k]]
             fetch = min(MAX_FETCH, fetch * 4)
 
+    def _want_embedded(self, results: list[Candidate]) -> None:
+        """Ask the filling model for the results still lacking its vectors, best first."""
+        if self.wanted is not None:
+            self.wanted.add(
+                [c.hit.chunk_id for c in reversed(results) if c.layer is None or c.layer != self._full().stage]
+            )
+
     def _candidates(
-        self,
-        scope_ids: list[str],
-        parsed: ParsedQuery,
-        query_vec: np.ndarray | None,
-        mode: str,
-        where: HitFilter,
-        fetch: int,
+        self, scope_ids: list[str], query: _Query, mode: str, where: HitFilter, fetch: int
     ) -> tuple[list[Candidate], bool]:
         """Candidates by file_chunk id, and whether every retriever returned all it had."""
         by_id: dict[int, Candidate] = {}
         exhausted = True
         scan: Future | None = None
-        if query_vec is not None:
-            allowed = self._vector_index().allowed(scope_ids, where)
+        if query.vector is not None:
+            allowed = self._full().index.allowed(scope_ids, where)
             # The vector scans (ONNX Runtime and numpy, which let go of the GIL) run on their own thread
             # while this one waits on SQLite for the keyword side: the two overlap on two cores.
-            scan = _scan_pool().submit(self._nearest, query_vec, allowed, fetch)
+            scan = _scan_pool().submit(self._nearest, query, allowed, fetch)
         try:
-            keyword = self._keyword_side(scope_ids, parsed, mode, where, fetch) if mode in ("exact", "hybrid") else None
+            keyword = (
+                self._keyword_side(scope_ids, query.parsed, mode, where, fetch) if mode in ("exact", "hybrid") else None
+            )
         except BaseException:
             if scan is not None:
                 wait([scan])  # the next search must not find this scan still reading the vector index
             raise
         if scan is not None:
-            nearest, by_name = scan.result()
-            exhausted &= len(nearest) < fetch
-            chunk_ids = list(dict.fromkeys([cid for cid, _ in nearest] + [cid for cid, _ in by_name]))
+            nearest = scan.result()
+            exhausted &= len(nearest[0]) < fetch
+            chunk_ids = list(dict.fromkeys(cid for found in nearest for cid, _ in found))
             for hit in self.store.hits_for_chunks(scope_ids, chunk_ids, where):
                 by_id[hit.file_chunk_id] = Candidate(hit, found_semantic=True)
         if keyword is not None:
             exhausted &= self._add_keyword_candidates(by_id, *keyword, fetch)
-        if query_vec is not None:
-            self._fill_similarity(by_id, query_vec)
+        if query.vector is not None:
+            self._fill_similarity(by_id, query)
         return list(by_id.values()), exhausted
 
-    def _nearest(
-        self, query_vec: np.ndarray, allowed: np.ndarray | None, fetch: int
-    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-        vectors = self._vector_index()
-        return vectors.nearest(query_vec, allowed, fetch), vectors.nearest(query_vec, allowed, fetch, names=True)
+    def _nearest(self, query: _Query, allowed: np.ndarray | None, fetch: int) -> list[list[tuple[int, float]]]:
+        """Nearest chunks by code and by name vectors in the active model's layer, then, among the chunks it
+        does not cover yet, in the fast layer."""
+        assert query.vector is not None
+        full = self._full().index
+        found = [full.nearest(query.vector, allowed, fetch), full.nearest(query.vector, allowed, fetch, names=True)]
+        if query.fast_vector is not None and self.fast is not None:
+            pending = query.uncovered if allowed is None else np.intersect1d(allowed, query.uncovered)
+            fast = self.fast.index
+            found += [
+                fast.nearest(query.fast_vector, pending, fetch),
+                fast.nearest(query.fast_vector, pending, fetch, True),
+            ]
+        return found
 
     def _keyword_side(
         self, scope_ids: list[str], parsed: ParsedQuery, mode: str, where: HitFilter, fetch: int
@@ -249,15 +315,28 @@ class Searcher:
             c.keyword = max(c.keyword, 1.0)
         return len(ranks) < fetch and len(symbol_ids) < fetch
 
-    def _fill_similarity(self, by_id: dict[int, Candidate], query_vec: np.ndarray) -> None:
-        """Give every candidate its similarity, however it was found, so fusion compares like with like."""
+    def _fill_similarity(self, by_id: dict[int, Candidate], query: _Query) -> None:
+        """Give every candidate its similarity, however it was found, so fusion compares like with like:
+        the active model's where the chunk has its vector, else the fast model's on the same scale."""
+        assert query.vector is not None
         chunk_ids = list({c.hit.chunk_id for c in by_id.values()})
-        vectors = self._vector_index()
-        code = vectors.similarities(query_vec, chunk_ids)
-        names = vectors.similarities(query_vec, chunk_ids, names=True)
+        full = self._full().index
+        code = full.similarities(query.vector, chunk_ids)
+        names = full.similarities(query.vector, chunk_ids, names=True)
+        fast_code: dict[int, float] = {}
+        fast_names: dict[int, float] = {}
+        if query.fast_vector is not None and self.fast is not None:
+            rest = [cid for cid in chunk_ids if cid not in code]
+            fast_code = self.fast.index.similarities(query.fast_vector, rest)
+            fast_names = self.fast.index.similarities(query.fast_vector, rest, names=True)
         for c in by_id.values():
-            if c.hit.chunk_id in code:
-                c.semantic = similarity(code[c.hit.chunk_id], names.get(c.hit.chunk_id))
+            cid = c.hit.chunk_id
+            if cid in code:
+                c.semantic, c.layer = similarity(code[cid], names.get(cid)), self._full().stage
+            elif cid in fast_code:
+                name = fast_names.get(cid)
+                c.semantic = similarity(_on_full_scale(fast_code[cid]), None if name is None else _on_full_scale(name))
+                c.layer = "fast"
 
     def _add_context(self, results: list[SearchResult], n: int) -> None:
         files = FileLines()
@@ -267,6 +346,22 @@ class Searcher:
                 r.stale = True
                 continue
             r.context_start_line, r.context_end_line, r.context = expand(lines, r.start_line, r.end_line, n)
+
+
+class _Query:
+    """A query as the retrievers need it."""
+
+    def __init__(
+        self, parsed: ParsedQuery, vector: np.ndarray | None, fast_vector: np.ndarray | None, uncovered: np.ndarray
+    ):
+        self.parsed = parsed
+        self.vector = vector  # the active model's embedding, None when searching without meaning
+        self.fast_vector = fast_vector  # the fast model's, when some chunks lack an active-model vector
+        self.uncovered = uncovered  # those chunks' ids, sorted
+
+
+def _on_full_scale(fast_cosine: float) -> float:
+    return FAST_SCALE * fast_cosine + FAST_OFFSET
 
 
 @functools.cache
@@ -307,6 +402,7 @@ def _result(c: Candidate, root: str) -> SearchResult:
         parent_symbol=h.parent_symbol,
         snippet=h.text,
         semantic_score=None if c.semantic is None else round(c.semantic, 4),
+        stage=c.layer or "keyword",
         scope_root=root,
         file_sha256=h.file_sha256,
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..indexing.identifiers import split_identifier
+from ..identifiers import split_identifier
 
 _TOKEN = re.compile(r"\w+")
 MAX_TERMS = 64

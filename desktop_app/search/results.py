@@ -19,6 +19,7 @@ class SearchResult:
     parent_symbol: str | None
     snippet: str
     semantic_score: float | None  # cosine similarity to the query, where it was computed
+    stage: str  # the index stage the result's evidence came from: "keyword", "fast" or "full" vectors
     scope_root: str
     context_start_line: int | None = None
     context_end_line: int | None = None
@@ -35,6 +36,21 @@ class SearchResult:
         return out
 
 
+@dataclass(frozen=True)
+class Coverage:
+    """How much of the searched scopes each index stage covers (stage 1, keywords, covers every chunk)."""
+
+    chunks: int = 0
+    full: int = 0  # chunks with a vector of the active model
+    fast: int = 0  # chunks with a vector of the fast model
+
+    def to_dict(self) -> dict:
+        return {"chunks": self.chunks, "keyword": 1.0, "fast": self._share(self.fast), "full": self._share(self.full)}
+
+    def _share(self, count: int) -> float:
+        return round(count / self.chunks, 4) if self.chunks else 1.0
+
+
 @dataclass
 class SearchResponse:
     query: str
@@ -45,6 +61,7 @@ class SearchResponse:
     effective_mode: str = ""  # the mode actually used
     partial: bool = False  # an index of a searched scope is still running
     vectors_loaded: float = 1.0  # share of the index's vectors in memory when it ran (below 1 while loading)
+    coverage: Coverage = field(default_factory=Coverage)
 
     def to_dict(self, with_context: bool = False) -> dict:
         return {
@@ -56,4 +73,5 @@ class SearchResponse:
             "notice": self.notice,
             "partial": self.partial,
             "vectors_loaded": round(self.vectors_loaded, 3),
+            "coverage": self.coverage.to_dict(),
         }

@@ -82,6 +82,10 @@ class VectorIndex:
         self._generation = generation
         return True
 
+    def ids(self) -> np.ndarray:
+        """Sorted ids of the chunks whose code vector is in memory."""
+        return self._code.live_ids()
+
     @property
     def loaded_share(self) -> float:
         """How much of the store's vectors are in memory, 0..1 (1 once a refresh has caught up)."""

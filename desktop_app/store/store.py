@@ -106,7 +106,9 @@ class NewChunk:
     hash: str
     text: str
     token_count: int
-    vector: np.ndarray
+    # A first index writes chunks without vectors (stage 1: keyword search at once); the vector layers
+    # fill them in afterwards with add_vectors().
+    vector: np.ndarray | None = None
     name_vector: np.ndarray | None = None  # embedding of the symbol's name text, for chunks defining one
 
 
@@ -314,10 +316,13 @@ class Store:
         rows = self._rows("SELECT source FROM model WHERE id = ?", (model_id,))
         return rows[0][0] if rows else None
 
-    def activate_model(self, model_id: str) -> None:
-        """Make `model_id` the active model and drop every other model's vectors, in one transaction."""
+    def activate_model(self, model_id: str, keep: Sequence[str] = ()) -> None:
+        """Make `model_id` the active model and drop every other model's vectors but those of `keep` (the
+        fast layer), in one transaction."""
+        kept = [model_id, *keep]
+        marks = ",".join("?" * len(kept))
         with self._write():
-            for other, table in self._rows("SELECT id, vector_table FROM model WHERE id != ?", (model_id,)):
+            for other, table in self._rows(f"SELECT id, vector_table FROM model WHERE id NOT IN ({marks})", kept):
                 self._conn.execute(f"DROP TABLE {table}")
                 self._conn.execute(f"DROP TABLE {table}{NAME_SUFFIX}")
                 self._conn.execute("DELETE FROM model WHERE id = ?", (other,))
@@ -327,18 +332,44 @@ class Store:
                 (model_id,),
             )
 
-    def chunks_without_vectors(self, model_id: str, limit: int, after_id: int = 0) -> list[StoredChunk]:
-        """Up to `limit` chunks with ids above `after_id` lacking a `model_id` vector, in id order, each at
-        one place it is used (enough to rebuild its document)."""
-        table = self._existing_vector_table(model_id)
-        rows = self._rows(
-            f"SELECT {_STORED_COLUMNS} FROM chunk c "
-            f"JOIN file_chunk fc ON fc.id = (SELECT min(id) FROM file_chunk WHERE chunk_id = c.id) "
-            f"JOIN file f ON f.id = fc.file_id "
-            f"WHERE c.id > ? AND NOT EXISTS (SELECT 1 FROM {table} v WHERE v.rowid = c.id) ORDER BY c.id LIMIT ?",
-            (after_id, limit),
-        )
-        return [StoredChunk(*r) for r in rows]
+    def chunks_without_vectors(self, model_id: str) -> list[int]:
+        """Ids of the chunks lacking a `model_id` vector, those of the most recently modified files first
+        (what the user is working on), then in the order they were written."""
+        text = self._rows(
+            "SELECT group_concat(chunk_id, ' ') FROM (SELECT fc.chunk_id FROM file_chunk fc "
+            "JOIN file f ON f.id = fc.file_id GROUP BY fc.chunk_id ORDER BY max(f.mtime_ns) DESC, fc.chunk_id)"
+        )[0][0]
+        ids = np.fromstring(text, dtype=np.int64, sep=" ") if text else np.zeros(0, dtype=np.int64)
+        return ids[~np.isin(ids, self.vector_ids(model_id))].tolist()
+
+    def stored_chunks(self, chunk_ids: Sequence[int]) -> list[StoredChunk]:
+        """The chunks with these ids, each at one place it is used (enough to rebuild its document)."""
+        out: list[StoredChunk] = []
+        for part, marks in _in_batches(list(chunk_ids)):
+            out += [
+                StoredChunk(*r)
+                for r in self._rows(
+                    f"SELECT {_STORED_COLUMNS} FROM chunk c "
+                    f"JOIN file_chunk fc ON fc.id = (SELECT min(id) FROM file_chunk WHERE chunk_id = c.id) "
+                    f"JOIN file f ON f.id = fc.file_id WHERE c.id IN ({marks})",
+                    part,
+                )
+            ]
+        return out
+
+    def file_chunk_ids(self, scope_id: str, paths: Sequence[str]) -> list[int]:
+        """Ids of the chunks the files at `paths` in a scope are made of."""
+        out: list[int] = []
+        for part, marks in _in_batches(list(paths)):
+            out += [
+                r[0]
+                for r in self._rows(
+                    f"SELECT fc.chunk_id FROM file f JOIN file_chunk fc ON fc.file_id = f.id "
+                    f"WHERE f.scope_id = ? AND f.path IN ({marks})",
+                    (scope_id, *part),
+                )
+            ]
+        return out
 
     def add_vectors(self, model_id: str, vectors: Sequence[tuple[int, np.ndarray, np.ndarray | None]]) -> None:
         """Store (chunk id, vector, name vector or None) for existing chunks, in one transaction."""
@@ -423,18 +454,14 @@ class Store:
         rows = self._rows("SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = ?", (scope_id,))
         return {r[0]: FileState(*r) for r in rows}
 
-    def known_chunks(self, hashes: Iterable[str], model_id: str) -> dict[str, int]:
-        """Chunk ids for those of `hashes` that already have a vector for `model_id`."""
-        table = self._existing_vector_table(model_id)
+    def known_chunks(self, hashes: Iterable[str]) -> dict[str, int]:
+        """Chunk ids for those of `hashes` already stored (their text need not be written again)."""
         unique = list(dict.fromkeys(hashes))
-        if not unique:
-            return {}
         found: dict[str, int] = {}
-        vec_clause = f"AND EXISTS (SELECT 1 FROM {table} v WHERE v.rowid = c.id)" if table else ""
         for part, marks in _in_batches(unique):
-            for h, cid in self._rows(f"SELECT c.hash, c.id FROM chunk c WHERE c.hash IN ({marks}) {vec_clause}", part):
+            for h, cid in self._rows(f"SELECT c.hash, c.id FROM chunk c WHERE c.hash IN ({marks})", part):
                 found[h] = cid
-        return found if table else {}
+        return found
 
     def write_batch(
         self,
@@ -448,19 +475,23 @@ class Store:
     ) -> None:
         """Apply one batch of indexing results in a single transaction.
 
-        A file row is only ever written together with all of its chunks and vectors, so a crash
-        between batches leaves whole files or nothing, and the next run resumes from there.
+        A file row is only ever written together with all of its chunks (and their vectors, when the batch
+        has them), so a crash between batches leaves whole files or nothing, and the next run resumes
+        from there; chunks still lacking vectors are filled in by the vector layers.
         """
         now = time.time()
         with self._write():
             if new_chunks:
-                table = self._registered_vector_table(model_id)
+                with_vectors = any(ch.vector is not None for ch in new_chunks)
+                table = self._registered_vector_table(model_id) if with_vectors else ""
                 for ch in new_chunks:
                     self._conn.execute(
                         "INSERT INTO chunk (hash, text, token_count, created_at) VALUES (?, ?, ?, ?) "
                         "ON CONFLICT(hash) DO NOTHING",
                         (ch.hash, ch.text, ch.token_count, now),
                     )
+                    if not with_vectors:
+                        continue
                     cid = self._rows("SELECT id FROM chunk WHERE hash = ?", (ch.hash,))[0][0]
                     for name, vec in ((table, ch.vector), (table + NAME_SUFFIX, ch.name_vector)):
                         self._conn.execute(f"DELETE FROM {name} WHERE rowid = ?", (cid,))

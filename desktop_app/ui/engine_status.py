@@ -6,7 +6,17 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QLabel, QStatusBar
 
+from ..search.results import Coverage
 from ..store.store import ScopeSummary
+
+
+def coverage_text(coverage: Coverage) -> str:
+    """e.g. "keyword 100% · meaning 40%": what the last search could draw on in its scopes."""
+    shares = coverage.to_dict()
+    text = f"keyword 100% · meaning {shares['full']:.0%}"
+    if shares["full"] < 1 and shares["fast"] > 0:
+        text += f" (fast {shares['fast']:.0%})"
+    return text
 
 
 def provider_label(provider: str | None) -> str:
@@ -20,9 +30,16 @@ class EngineStatus:
     def __init__(self, bar: QStatusBar):
         self.scope = QLabel("No project")
         self.chunks = QLabel("")
+        self.coverage = QLabel("")
+        self.coverage.setToolTip(
+            "How much of the project each index stage covers: keywords and names at once, meaning once the model "
+            "has embedded a chunk (until then its fast static vectors stand in)"
+        )
+        self.skipped = QLabel("")  # a "Skipped (N)" link after an index run that passed files over
+        self.skipped.setToolTip("Files the last index run passed over, and why")
         self.provider = QLabel(f"Provider: {provider_label(None)}")
         self.model = QLabel("Model: loading…")
-        for label in (self.scope, self.chunks, self.provider, self.model):
+        for label in (self.scope, self.chunks, self.coverage, self.skipped, self.provider, self.model):
             label.setContentsMargins(6, 0, 6, 0)
             bar.addPermanentWidget(label)
 
@@ -38,6 +55,12 @@ class EngineStatus:
             self.chunks.setText("not indexed")
         else:
             self.chunks.setText(f"{summary.chunks:,} chunks · {summary.files:,} files")
+
+    def show_skipped(self, count: int) -> None:
+        self.skipped.setText(f'<a href="skipped">Skipped ({count:,})</a>' if count else "")
+
+    def show_coverage(self, coverage: Coverage | None) -> None:
+        self.coverage.setText(coverage_text(coverage) if coverage is not None and coverage.chunks else "")
 
     def show_engine(self, model: str | None, provider: str | None, problem: str = "") -> None:
         self.provider.setText(f"Provider: {provider_label(provider)}")

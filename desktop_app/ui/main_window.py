@@ -10,8 +10,9 @@ import asyncio
 import dataclasses
 import logging
 import sys
+import time
 import traceback
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -63,11 +64,20 @@ from .result_tree import ResultTree
 from .search_bar import SearchBar
 from .settings_dialog import Preferences, SettingsDialog
 from .shortcuts_dialog import ShortcutsDialog
+from .skipped_dialog import SkippedDialog
 
 _log = logging.getLogger(__name__)
 RESULT_LIMIT = 30  # hits in the tree; more rarely helps and makes each keystroke's search slower
 MIN_SIZE = (1100, 700)
 _MODE_LABELS = {"hybrid": "&Hybrid", "semantic": "&Semantic", "exact": "E&xact"}
+
+
+# The open query runs again by itself at most this often while its project is being indexed.
+RERUN_INTERVAL_S = 1.0
+
+
+def _identity(result: SearchResult) -> tuple[str, str, int]:
+    return result.scope_root, result.path, result.start_line
 
 
 class MainWindow(QMainWindow):
@@ -91,6 +101,12 @@ class MainWindow(QMainWindow):
         self.mode = settings.mode
         self.last_response: SearchResponse | None = None
         self._search_on_progress = False  # a search failed because the project's first index had just begun
+        # While the open project is indexed, its query runs again as new files and vectors land: at most once
+        # per RERUN_INTERVAL_S on this clock (injectable, so tests need not wait on real time), keeping the
+        # result the user had selected.
+        self.rerun_clock: Callable[[], float] = time.monotonic
+        self._last_rerun = float("-inf")
+        self._keep_selected: tuple[str, str, int] | None = None
         self._tasks: set[asyncio.Task] = set()
         self._watched: set[str] = set()  # project roots whose file changes the engine follows
         self.store_dialog: QMessageBox | None = None  # open while an unusable index is being explained
@@ -138,6 +154,8 @@ class MainWindow(QMainWindow):
         self.progress = ProgressPanel()
         self.statusBar().addWidget(self.progress, 1)
         self.engine_status = EngineStatus(self.statusBar())
+        self.engine_status.skipped.linkActivated.connect(lambda _link: self.show_skipped())
+        self.last_stats: IndexStats | None = None  # of the last index run of the open project
 
     def _action(
         self, text: str, slot: Any, *keys: QKeySequence | QKeySequence.StandardKey | str, tip: str = ""
@@ -347,6 +365,8 @@ class MainWindow(QMainWindow):
     # --- projects and indexing ------------------------------------------------------------------
 
     def set_project(self, root: str) -> None:
+        if root != self.project:
+            self._forget_project_state()
         self.project = root
         self.setWindowTitle(f"{Path(root).name} — Quarry")
         if self._persist:
@@ -358,7 +378,13 @@ class MainWindow(QMainWindow):
         if self.search_bar.text().strip():
             self.search_now()
 
+    def _forget_project_state(self) -> None:
+        self.last_stats = None
+        self.engine_status.show_skipped(0)
+        self.engine_status.show_coverage(None)
+
     def forget_project(self) -> None:
+        self._forget_project_state()
         self.project = None
         self.setWindowTitle("Quarry")
         self._fill_projects()
@@ -385,6 +411,9 @@ class MainWindow(QMainWindow):
             self.show_message(f"Indexing {root} failed: {exc}", "error")
             self.index_finished.emit(None)
             return None
+        if root == self.project:
+            self.last_stats = stats
+            self.engine_status.show_skipped(len(stats.skipped_paths))
         if stats.cancelled:
             self.show_message(
                 f"Indexing {Path(root).name} was cancelled; {stats.files_indexed} files are "
@@ -405,6 +434,14 @@ class MainWindow(QMainWindow):
         self.index_finished.emit(stats)
         return stats
 
+    def show_skipped(self) -> SkippedDialog | None:
+        """List the paths the last index run of the open project passed over, with the reasons."""
+        if self.last_stats is None:
+            return None
+        dialog = SkippedDialog(self.last_stats.root, self.last_stats.skipped_paths, self)
+        self._open_dialog(dialog)
+        return dialog
+
     def cancel_index(self) -> None:
         if self.bridge.indexing:
             self.bridge.cancel_index()
@@ -413,9 +450,20 @@ class MainWindow(QMainWindow):
     def _on_progress(self, p: Progress) -> None:
         if self.bridge.indexing:  # a report delivered after the run ended must not bring the panel back
             self.progress.show_progress(p)
-        if self._search_on_progress and p.phase == "in_progress" and p.root == self.project:
+        if p.phase != "in_progress" or p.root != self.project:
+            return
+        if self._search_on_progress:
             self._search_on_progress = False
             self.search_now()
+        elif self.search_bar.text().strip() and self.rerun_clock() - self._last_rerun >= RERUN_INTERVAL_S:
+            self.rerun_search()
+
+    def rerun_search(self) -> None:
+        """Run the open query again for what the index run has added, keeping the selected result."""
+        self._last_rerun = self.rerun_clock()
+        current = self.tree.current_result()
+        self._keep_selected = _identity(current) if current is not None else None
+        self.search_now()
 
     def _on_indexing_changed(self, running: bool) -> None:
         self.act_cancel_index.setEnabled(running)
@@ -544,9 +592,12 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(
             f"{len(response.results)} results in {response.elapsed_ms:.0f} ms ({response.effective_mode})", 4000
         )
+        self.engine_status.show_coverage(response.coverage)
         self.results_shown.emit(seq)
+        keep, self._keep_selected = self._keep_selected, None
         if response.results:
-            self.tree.select_hit(0)
+            hits = [_identity(hit) for hit in self.tree.results.hits]
+            self.tree.select_hit(hits.index(keep) if keep in hits else 0)
         else:
             self.preview.show_message(f"No results for “{response.query}”.")
 

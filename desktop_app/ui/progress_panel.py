@@ -18,15 +18,22 @@ _PHASE_LABELS = {
 }
 
 
+_STAGE_LABELS = {"keyword": "keywords", "fast": "fast meaning", "full": "meaning"}
+
+
 def progress_text(p: Progress) -> str:
-    """One line: phase, files, bytes, chunks/s and ETA, e.g. "Indexing repo: 12/40 files · 0.3/1.1 MB · …"."""
-    parts = [f"{_PHASE_LABELS.get(p.phase, p.phase)} {Path(p.root).name}"]
-    if p.files_total:
-        parts.append(f"{p.files_done}/{p.files_total} files")
-    if p.bytes_total:
-        parts.append(f"{_size(p.bytes_done)} of {_size(p.bytes_total)}")
-    if p.chunks_embedded:
-        parts.append(f"{p.chunks_per_s:.0f} chunks/s")
+    """One line: phase, stage, then files and bytes (stage 1) or chunks, chunks/s (stages 2 and 3), and the
+    stage's ETA, e.g. "Indexing repo (meaning): 3,000/25,000 chunks · 61 chunks/s · about 6 min left"."""
+    parts = [f"{_PHASE_LABELS.get(p.phase, p.phase)} {Path(p.root).name} ({_STAGE_LABELS.get(p.stage, p.stage)})"]
+    if p.stage == "keyword":
+        if p.files_total:
+            parts.append(f"{p.files_done:,}/{p.files_total:,} files")
+        if p.bytes_total:
+            parts.append(f"{_size(p.bytes_done)} of {_size(p.bytes_total)}")
+    elif p.chunks_total:
+        parts.append(f"{p.chunks_embedded:,}/{p.chunks_total:,} chunks")
+        if p.chunks_embedded:
+            parts.append(f"{p.chunks_per_s:.0f} chunks/s")
     eta = p.eta_s
     if p.phase == "in_progress" and eta:
         parts.append(f"about {_duration(eta)} left")
@@ -56,7 +63,7 @@ class ProgressPanel(QWidget):
         self.bar.setTextVisible(False)
         self.label = QLabel()
         self.cancel = QPushButton("Cancel")
-        self.cancel.setToolTip("Stop indexing; files done so far stay searchable")
+        self.cancel.setToolTip("Stop indexing; what is done so far stays searchable, and F5 goes on from there")
         self.cancel.clicked.connect(self.cancel_requested)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -70,11 +77,12 @@ class ProgressPanel(QWidget):
     def show_progress(self, p: Progress) -> None:
         self.last = p
         self.label.setText(progress_text(p) + (" · cancelling…" if self._cancelling else ""))
-        if p.phase == "analyzing" or not p.bytes_total:
+        done, total = (p.bytes_done, p.bytes_total) if p.stage == "keyword" else (p.chunks_embedded, p.chunks_total)
+        if p.phase == "analyzing" or not total:
             self.bar.setRange(0, 0)  # busy: totals are not known yet
         else:
             self.bar.setRange(0, 1000)
-            self.bar.setValue(round(1000 * min(1.0, p.bytes_done / p.bytes_total)))
+            self.bar.setValue(round(1000 * min(1.0, done / total)))
         self.show()
 
     def mark_cancelling(self) -> None:

@@ -19,10 +19,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..embedding import Embedder, ModelError, ModelSpec, default_model_spec, load_model_dir, spec_from_source
+from ..embedding import ModelError
+from ..embedding.choice import configured_embedder, embedder_for_source
+from ..embedding.static_model import STATIC_MODEL_ID, StaticEmbedder
+from ..embedding.text_embedder import TextEmbedder
 from ..indexing.indexer import Indexer, IndexingError, IndexOptions, IndexStats
 from ..indexing.progress import Progress
 from ..indexing.reembed import reembed
+from ..indexing.vector_fill import WantedChunks
 from ..indexing.watcher import ChangeWatcher
 from ..search.context import FileLines, expand
 from ..search.pipeline import Searcher
@@ -42,7 +46,8 @@ PRIORITY_INDEX = 2
 @dataclass(frozen=True)
 class EngineConfig:
     db_path: Path
-    model_dir: Path | None = None  # None: the bundled default model
+    model: str = "default"  # "default" (contextual) or "fast" (static); see embedding.choice
+    model_dir: Path | None = None  # a model folder, instead of `model`
     provider: str = "auto"  # "auto" | "cpu" | "cuda" | "coreml"
     index_options: IndexOptions = field(default_factory=IndexOptions)
 
@@ -54,12 +59,20 @@ class Engine:
         self.config = config
         self.store = Store(config.db_path)
         self.model_error: str | None = None
+        # The fast static model: stage 2 of every index run, and the semantic layer of chunks the configured
+        # model has not reached yet. It ships with Quarry and loads in a fraction of a second.
+        self.fast = StaticEmbedder()
         try:
-            spec: ModelSpec = load_model_dir(config.model_dir) if config.model_dir else default_model_spec()
-            self.embedder: Embedder | None = Embedder(spec, provider_preference=config.provider)
+            self.embedder: TextEmbedder | None = (
+                self.fast
+                if config.model == "fast" and config.model_dir is None
+                else configured_embedder(config.model, config.model_dir, config.provider)
+            )
         except ModelError as exc:
             self.embedder, self.model_error = None, str(exc)
         self.indexing_roots: set[str] = set()
+        # Chunks searches came across without a vector of the configured model: embedded first.
+        self.wanted = WantedChunks()
         self._idle = idle
         self.searcher = self._searcher_for_active_model()
 
@@ -68,29 +81,33 @@ class Engine:
         """The configured model differs from the one the store's vectors were made with."""
         return self._pending_reembed() is not None
 
-    def _pending_reembed(self) -> tuple[str, Embedder] | None:
+    def _pending_reembed(self) -> tuple[str, TextEmbedder] | None:
         """(the store's active model, the configured embedder) when they differ, else None."""
         active = self.store.active_model()
         if self.embedder is None or active is None or active == self.embedder.model_id:
             return None
         return active, self.embedder
 
+    def _searcher(self, embedder: TextEmbedder | None, unavailable: str | None = None) -> Searcher:
+        fast = self.fast if embedder is None or embedder.model_id != STATIC_MODEL_ID else None
+        return Searcher(self.store, embedder, unavailable, fast=fast, wanted=self.wanted)
+
     def _searcher_for_active_model(self) -> Searcher:
         """Search with the model the store's vectors belong to: the configured one, or while a re-embed
         is pending, the previous one (loaded again from where the store says it came from)."""
         pending = self._pending_reembed()
         if pending is None:
-            return Searcher(self.store, self.embedder, self.model_error)
+            return self._searcher(self.embedder, self.model_error)
         active, embedder = pending
+        if active == STATIC_MODEL_ID:
+            return self._searcher(self.fast)
         try:
-            old = Embedder(spec_from_source(self.store.model_source(active) or ""), self.config.provider)
+            old = embedder_for_source(self.store.model_source(active) or "", self.config.provider)
         except ModelError as exc:
-            return Searcher(
-                self.store,
-                None,
-                f"the index's model {active} cannot be loaded ({exc}); re-embedding with {embedder.model_id}",
+            return self._searcher(
+                None, f"the index's model {active} cannot be loaded ({exc}); re-embedding with {embedder.model_id}"
             )
-        return Searcher(self.store, old)
+        return self._searcher(old)
 
     def warm_up(self) -> tuple[str, str]:
         """Load the model and the index's vectors before the first search needs them; (model id, provider).
@@ -109,9 +126,9 @@ class Engine:
         if pending is None:
             return True
         _, embedder = pending
-        finished = reembed(self.store, embedder, self._idle, progress, should_stop)
+        finished = reembed(self.store, embedder, self._idle, progress, should_stop, self.wanted)
         if finished:
-            self.searcher = Searcher(self.store, embedder)
+            self.searcher = self._searcher(embedder)
         return finished
 
     def index(
@@ -119,12 +136,18 @@ class Engine:
     ) -> IndexStats:
         if self.embedder is None:
             raise ModelError(self.model_error or "no embedding model")
-        indexer = Indexer(self.store, self.embedder, self.config.index_options, idle=self._idle)
+        indexer = Indexer(
+            self.store, self.embedder, self.config.index_options, idle=self._idle, fast=self.fast, wanted=self.wanted
+        )
         key = str(Path(root).expanduser().resolve())
         self.indexing_roots.add(key)
         _log.info("indexing %s into %s", key, self.config.db_path)
         try:
             stats = indexer.index(root, progress, should_stop)
+            if "full" in stats.stages and self.needs_reembed:
+                # Stage 3 gave every chunk a vector of the configured model: it replaces the old one.
+                self.store.activate_model(self.embedder.model_id, keep=[STATIC_MODEL_ID])
+                self.searcher = self._searcher(self.embedder)
             _log.info(
                 "indexed %s: %d files changed, %d chunks embedded in %.1f s%s",
                 key,

@@ -149,7 +149,7 @@ def exact_nearest(store: Store, names: bool, queries: np.ndarray, masks: list[np
 
 def recall(searcher: Searcher, requests: list[SearchRequest], vectors: QueryVectors) -> tuple[float, float]:
     """Mean recall@10 of the index's `nearest` against exact search, for code vectors and name vectors."""
-    index = searcher.vectors
+    index = searcher.full.index
     scope_ids = [searcher.store.scope_for_root(ROOT).id]
     allowed = [index.allowed(scope_ids, r.filters.hit_filter()) for r in requests]
     top_id = searcher.store.scope_chunk_ids(scope_ids)[-1] + 1

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from desktop_app.indexing.identifiers import expand_identifiers, split_identifier
+from desktop_app.identifiers import expand_identifiers, split_identifier
 from desktop_app.store.store import ChunkRef, FileWrite, NewChunk, Store
 
 MODEL_ID = "bench-random-unit"

@@ -1,0 +1,139 @@
+"""Filling in one model's vectors for every chunk that lacks them: stages 2 and 3 of an index run,
+and a re-embed with a newly chosen model.
+
+Chunks go to the model in priority order: those a search or the preview asked for (`wanted`, fed
+by the worker between batches), then those of the most recently modified files, then the rest.
+Each batch's vectors are written in one transaction as soon as they are ready, so an interrupted
+fill keeps every finished batch and a huge file's chunks are searchable by meaning piece by piece.
+One batch is with the model while the previous one is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..embedding.text_embedder import TextEmbedder
+from ..store.store import Store, StoredChunk
+from .documents import chunk_of, document_text, name_text
+from .model_runner import ModelRunner, PendingVectors
+from .progress import ProgressReporter
+
+# Chunks per write transaction; small enough that a search waiting on a huge file sees it move.
+BATCH = 128
+
+
+class WantedChunks:
+    """Chunk ids to embed before the rest, most recent request first; fed from the worker thread."""
+
+    def __init__(self) -> None:
+        self._ids: dict[int, None] = {}
+
+    def add(self, chunk_ids: list[int]) -> None:
+        for cid in chunk_ids:
+            self._ids.pop(cid, None)
+            self._ids[cid] = None
+
+    def take(self, pending: set[int], limit: int) -> list[int]:
+        """Up to `limit` of the wanted ids still in `pending`, newest requests first."""
+        out: list[int] = []
+        for cid in reversed(list(self._ids)):
+            del self._ids[cid]
+            if cid in pending:
+                out.append(cid)
+                if len(out) == limit:
+                    break
+        return out
+
+
+@dataclass
+class FillResult:
+    embedded: int = 0  # chunks given a vector
+    tokens: int = 0  # tokens the model ran over
+    finished: bool = False  # every chunk has a vector now
+
+
+@dataclass
+class _Batch:
+    chunks: list[StoredChunk]
+    named: list[bool]
+    tokens: int
+    vectors: PendingVectors
+
+
+class VectorFiller:
+    """Gives every chunk in the store a vector of `embedder`'s model."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: TextEmbedder,
+        idle: Callable[[], None] | None = None,
+        wanted: WantedChunks | None = None,
+    ):
+        self.store = store
+        self.embedder = embedder
+        self.wanted = wanted or WantedChunks()
+        self._runner = ModelRunner(embedder, idle)
+
+    def close(self) -> None:
+        self._runner.close()
+
+    def fill(self, reporter: ProgressReporter, stop: Callable[[], bool], stage: str = "full") -> FillResult:
+        """Fill in the vectors, reporting them as `stage` (one report once the count to do is known)."""
+        self.store.register_model(self.embedder.model_id, self.embedder.dims, self.embedder.source)
+        order = self.store.chunks_without_vectors(self.embedder.model_id)
+        reporter.update(stage=stage, chunks_total=len(order), chunks_embedded=0, tokens_embedded=0)
+        result = FillResult()
+        if not order:
+            result.finished = True
+            return result
+        self.embedder.load()
+        pending = set(order)
+        position = 0
+        in_flight: _Batch | None = None
+        while True:
+            ids = self.wanted.take(pending, BATCH)
+            while len(ids) < BATCH and position < len(order):
+                if order[position] in pending:
+                    ids.append(order[position])
+                position += 1
+            pending.difference_update(ids)
+            started = self._start(ids) if ids else None
+            if in_flight is not None and (stop() or not self._finish(in_flight, result, reporter, stop)):
+                if started is not None:
+                    started.vectors.cancel()
+                return result
+            if started is None:
+                result.finished = not pending
+                return result
+            in_flight = started
+
+    def _start(self, ids: list[int]) -> _Batch | None:
+        # A chunk may have been collected (its file deleted) since the order was read: skip it.
+        chunks = self.store.stored_chunks(ids)
+        documents = [chunk_of(c) for c in chunks]
+        docs = [document_text(ch, c.path) for ch, c in zip(documents, chunks, strict=True)]
+        names = [name_text(ch, c.path) for ch, c in zip(documents, chunks, strict=True)]
+        texts = docs + [n for n in names if n]
+        tokens = self.embedder.count_tokens(texts)
+        vectors = self._runner.submit(texts, tokens)
+        limit = self.embedder.max_tokens
+        return _Batch(chunks, [n is not None for n in names], sum(min(t + 2, limit) for t in tokens), vectors)
+
+    def _finish(self, batch: _Batch, result: FillResult, reporter: ProgressReporter, stop: Callable[[], bool]) -> bool:
+        vectors = self._runner.collect(batch.vectors, stop, reporter.tick)
+        if vectors is None:
+            return False
+        count = len(batch.chunks)
+        name_vectors = iter(vectors[count:])
+        rows: list[tuple[int, np.ndarray, np.ndarray | None]] = [
+            (c.chunk_id, vectors[i], next(name_vectors) if batch.named[i] else None) for i, c in enumerate(batch.chunks)
+        ]
+        self.store.add_vectors(self.embedder.model_id, rows)
+        result.embedded += count
+        result.tokens += batch.tokens
+        reporter.update(chunks_embedded=result.embedded, tokens_embedded=result.tokens)
+        return True

@@ -1,0 +1,186 @@
+"""The progressive first index: keyword search before any vector, the fast layer, then the model's vectors
+replacing it chunk by chunk, in the order a user needs them. Real files, real store, real models."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from desktop_app.cli import _ProgressPrinter
+from desktop_app.embedding.static_model import STATIC_MODEL_ID, StaticEmbedder
+from desktop_app.indexing.indexer import Indexer, IndexOptions
+from desktop_app.indexing.progress import Progress, ProgressReporter
+from desktop_app.indexing.vector_fill import BATCH, VectorFiller, WantedChunks
+from desktop_app.search.request import SearchRequest
+from desktop_app.store.store import Store
+
+MODEL = "all-MiniLM-L6-v2-int8"
+
+
+def _search(worker, root: Path, query: str, mode: str = "hybrid"):
+    return worker.search(SearchRequest(query=query, roots=[str(root)], mode=mode, k=5)).result(timeout=60)
+
+
+def test_each_stage_is_searchable_as_it_lands(tmp_path, mixed_root, worker_for):
+    root = tmp_path / "repo"
+    shutil.copytree(mixed_root, root)
+
+    def run(until: str):
+        indexing = worker_for(tmp_path / "index.db", index_options=IndexOptions(until=until))
+        try:
+            return indexing.index(root).result(timeout=300)
+        finally:
+            indexing.close()
+
+    stats = run("keyword")
+    assert stats.stages.keys() == {"keyword"} and stats.chunks_fast == 0 and stats.chunks_embedded == 0
+    store = Store(tmp_path / "index.db")
+    assert store.vector_count(MODEL) == 0 and store.vector_count(STATIC_MODEL_ID) == 0
+    store.close()
+
+    worker = worker_for(tmp_path / "index.db")
+    exact = _search(worker, root, "fetch_with_retry")
+    assert exact.results[0].symbol_name == "fetch_with_retry" and exact.results[0].stage == "keyword"
+    assert exact.coverage.to_dict() == {"chunks": exact.coverage.chunks, "keyword": 1.0, "fast": 0.0, "full": 0.0}
+    worker.close()
+
+    stats = run("fast")
+    assert stats.chunks_fast == stats.chunks_total and stats.chunks_embedded == 0
+    worker = worker_for(tmp_path / "index.db")
+    fast = _search(worker, root, "retry failed http requests")
+    assert fast.coverage.fast == fast.coverage.chunks and fast.coverage.full == 0
+    assert fast.results[0].path == "src/http_client.py" and fast.results[0].stage == "fast"
+    worker.close()
+
+    stats = run("full")
+    assert stats.chunks_fast == 0 and stats.chunks_embedded == stats.chunks_total  # goes on where it stopped
+    assert set(stats.stages) == {"keyword", "fast", "full"}
+    worker = worker_for(tmp_path / "index.db")
+    full = _search(worker, root, "retry failed http requests")
+    assert full.coverage.full == full.coverage.chunks
+    assert full.results[0].path == "src/http_client.py" and full.results[0].stage == "full"
+
+
+def test_a_query_rerun_while_the_model_fills_in_moves_to_its_vectors(tmp_path, mixed_root, worker_for, embedding_gate):
+    root = tmp_path / "repo"
+    shutil.copytree(mixed_root, root)
+    worker = worker_for(tmp_path / "index.db")
+    gate = embedding_gate()  # stage 3's first batch waits here; stages 1 and 2 are done by then
+    handle = worker.index(root)
+    assert gate.waiting.wait(120)
+    before = _search(worker, root, "retry failed http requests")
+    assert before.partial and before.coverage.full == 0 and before.coverage.fast == before.coverage.chunks
+    assert before.results[0].path == "src/http_client.py" and before.results[0].stage == "fast"
+    gate.release()
+    assert not handle.result(timeout=300).cancelled
+    after = _search(worker, root, "retry failed http requests")
+    assert not after.partial and after.coverage.full == after.coverage.chunks
+    assert after.results[0].path == "src/http_client.py" and after.results[0].stage == "full"
+    assert after.results[0].semantic_score != before.results[0].semantic_score
+
+
+class _Recording(StaticEmbedder):
+    """The real fast model, counting its runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def embed_documents(self, texts):
+        with self.lock:
+            self.calls += 1
+        return super().embed_documents(texts)
+
+
+def _keyword_only_store(tmp_path: Path, files: dict[str, str], mtimes: dict[str, int] | None = None) -> Store:
+    root = tmp_path / "src"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+        if mtimes and name in mtimes:
+            os.utime(root / name, ns=(mtimes[name], mtimes[name]))
+    store = Store(tmp_path / "index.db")
+    indexer = Indexer(store, StaticEmbedder(), IndexOptions(until="keyword"))
+    indexer.index(root)
+    return store
+
+
+def test_recently_modified_files_are_embedded_first(tmp_path):
+    files = {f"old_{i}.py": f"def old_function_{i}():\n    return {i}\n" for i in range(5)}
+    files["recent.py"] = "def recently_edited():\n    return 'fresh'\n"
+    mtimes = {name: 1_000_000_000 * (i + 1) for i, name in enumerate(files)}
+    mtimes["recent.py"] = 2_000_000_000 * 10**9
+    store = _keyword_only_store(tmp_path, files, mtimes)
+    order = store.chunks_without_vectors(STATIC_MODEL_ID)
+    first = store.stored_chunks(order[:1])[0]
+    assert first.path == "recent.py"
+
+
+def test_chunks_a_search_asked_for_go_first_and_finished_batches_survive_a_stop(tmp_path):
+    files = {f"m{i}.py": f"def function_number_{i}(x):\n    return x + {i}\n" for i in range(BATCH * 2 + 10)}
+    store = _keyword_only_store(tmp_path, files, mtimes={"m7.py": 10**18})  # the oldest file: embedded last
+    wanted = WantedChunks()
+    target = store.file_chunk_ids(store.list_scopes()[0].scope.id, ["m7.py"])
+    wanted.add(target)
+    model = _Recording()
+    filler = VectorFiller(store, model, wanted=wanted)
+    try:  # stopped once the first batch is written
+        result = filler.fill(ProgressReporter(None, "x"), stop=lambda: store.vector_count(STATIC_MODEL_ID) > 0)
+    finally:
+        filler.close()
+    assert not result.finished and result.embedded == BATCH
+    assert np.isin(target, store.vector_ids(STATIC_MODEL_ID)).all()
+    # Every finished batch was written: the next fill does only the rest.
+    assert store.vector_count(STATIC_MODEL_ID) == result.embedded
+    rest = VectorFiller(store, model).fill(ProgressReporter(None, "x"), stop=lambda: False)
+    assert rest.finished and result.embedded + rest.embedded == len(files)
+
+
+def test_wanted_chunks_are_taken_newest_request_first_and_only_if_still_pending():
+    wanted = WantedChunks()
+    wanted.add([1, 2, 3])
+    wanted.add([9, 2])
+    assert wanted.take({1, 2, 3, 9}, limit=3) == [2, 9, 3]
+    assert wanted.take({1, 2, 3, 9}, limit=3) == [1]
+    wanted.add([5])
+    assert wanted.take({1}, limit=3) == []
+
+
+def test_the_fast_model_embeds_like_words_closer_and_handles_empty_text():
+    model = StaticEmbedder()
+    vectors = model.embed_documents(["def parse_http_header(line):", "def write_csv_rows(rows):", ""])
+    query = model.embed_query("parse an HTTP header")
+    assert vectors[0] @ query > vectors[1] @ query
+    assert np.allclose(np.linalg.norm(vectors[:2], axis=1), 1.0, atol=1e-5) and not vectors[2].any()
+
+
+def test_the_fast_model_can_be_the_only_model(tmp_path, mixed_root, worker_for):
+    root = tmp_path / "repo"
+    shutil.copytree(mixed_root, root)
+    worker = worker_for(tmp_path / "index.db", model="fast")
+    stats = worker.index(root).result(timeout=300)
+    assert stats.model == STATIC_MODEL_ID and stats.chunks_embedded == stats.chunks_total
+    response = _search(worker, root, "retry failed http requests")
+    assert response.results[0].path == "src/http_client.py" and response.results[0].stage == "fast"
+    assert response.coverage.full == response.coverage.chunks
+
+
+@pytest.mark.parametrize("tty", [False])
+def test_cli_progress_off_a_terminal_writes_at_most_a_line_a_second_and_every_stage_change(monkeypatch, tty):
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    now = [0.0]
+    printer = _ProgressPrinter(clock=lambda: now[0])
+    for step in range(30):  # 15 s of reports every 500 ms
+        now[0] = step * 0.5
+        stage = "keyword" if step < 10 else "fast" if step < 12 else "full"
+        printer(Progress("in_progress", "/r", stage=stage, chunks_embedded=step, chunks_total=30))
+    lines = err.getvalue().splitlines()
+    assert len(lines) <= 17 and {"keyword", "fast", "model"} <= {w for line in lines for w in line.split()}
