@@ -76,6 +76,7 @@ def engine_config(args: argparse.Namespace, settings: AppSettings) -> EngineConf
     provider = args.provider if args.provider != "auto" else settings.provider
     return EngineConfig(
         db,
+        model=args.model if args.model != "default" else settings.model,
         model_dir=args.model_dir or settings.model_dir,
         provider=provider,
         index_options=IndexOptions(selection=SelectionOptions(max_file_size=settings.max_file_size)),

@@ -306,6 +306,11 @@ def test_dialogs_open_from_the_keyboard_and_filters_apply(qtbot, window):
     qtbot.keyClick(window.search_bar, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
     settings = window.findChild(SettingsDialog)
     assert settings is not None and settings.isVisible()
+    assert settings.model.currentData() == "default" and not settings.model_dir.isEnabled()
+    settings.model.setCurrentIndex(settings.model.findData("folder"))
+    assert settings.model_dir.isEnabled() and settings.browse.isEnabled()
+    settings.model.setCurrentIndex(settings.model.findData("fast"))
+    assert settings.preferences().model == "fast" and settings.preferences().model_dir is None
     settings.reject()
 
     search(qtbot, window, "parse")
@@ -453,8 +458,9 @@ def test_settings_persist_between_runs(qtbot, qasync_loop, tmp_path, index_copy,
     with qtbot.waitSignal(first.results_shown, timeout=10_000):
         qtbot.keyClick(first.search_bar, Qt.Key.Key_2, Qt.KeyboardModifier.AltModifier)
         type_query(qtbot, first, "matrix")
-    run(qtbot, first.apply_preferences(Preferences(8, 256 * 1024, None, "cpu")))  # restarts the engine
-    assert first.bridge.config.provider == "cpu"
+    # Restarts the engine with the fast model (the index is re-embedded with it in the background).
+    run(qtbot, first.apply_preferences(Preferences(8, 256 * 1024, None, "cpu", "fast")))
+    assert (first.bridge.config.provider, first.bridge.config.model) == ("cpu", "fast")
     assert first.bridge.config.index_options.selection.max_file_size == 256 * 1024
     first.resize(1180, 740)
     first.splitter.setSizes([330, 830])
@@ -472,9 +478,13 @@ def test_settings_persist_between_runs(qtbot, qasync_loop, tmp_path, index_copy,
         assert second.splitter.sizes()[0] == sizes[0]  # the result list keeps its width; the preview takes the rest
         assert str(mixed_root.resolve()) in settings.recent_projects
         assert [a.text().split(" ", 1)[1] for a in second.recent_menu.actions()] == settings.recent_projects
-        args = argparse.Namespace(db=None, model_dir=None, provider="auto")
+        args = argparse.Namespace(db=None, model="default", model_dir=None, provider="auto")
         config = engine_config(args, settings)
-        assert (config.provider, config.index_options.selection.max_file_size) == ("cpu", 256 * 1024)
+        assert (config.provider, config.model, config.index_options.selection.max_file_size) == (
+            "cpu",
+            "fast",
+            256 * 1024,
+        )
     finally:
         second.close()
         second.bridge.shutdown()

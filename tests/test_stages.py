@@ -3,6 +3,7 @@ replacing it chunk by chunk, in the order a user needs them. Real files, real st
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import shutil
@@ -184,3 +185,18 @@ def test_cli_progress_off_a_terminal_writes_at_most_a_line_a_second_and_every_st
         printer(Progress("in_progress", "/r", stage=stage, chunks_embedded=step, chunks_total=30))
     lines = err.getvalue().splitlines()
     assert len(lines) <= 17 and {"keyword", "fast", "model"} <= {w for line in lines for w in line.split()}
+
+
+def test_a_file_shown_in_the_preview_is_embedded_first(tmp_path, mixed_root, worker_for):
+    root = tmp_path / "repo"
+    shutil.copytree(mixed_root, root)
+    worker = worker_for(tmp_path / "index.db", index_options=IndexOptions(until="keyword"))
+    worker.index(root).result(timeout=120)
+    source = root / "src" / "http_client.py"
+    assert worker.read_lines(source, hashlib.sha256(source.read_bytes()).hexdigest(), 1, 3, 0).result(timeout=60)
+    wanted = worker.submit(lambda engine: engine.wanted.take(set(range(1 << 20)), 1000)).result(timeout=60)
+    store = Store(tmp_path / "index.db")
+    try:
+        assert {c.path for c in store.stored_chunks(wanted)} == {"src/http_client.py"} and wanted
+    finally:
+        store.close()

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from ..embedding.choice import MODEL_CHOICES
 from ..embedding.providers import PREFERENCES as PROVIDERS
 from ..indexing.file_selection import SelectionOptions
 from ..search.request import MAX_CONTEXT, MODES
@@ -45,6 +46,15 @@ class AppSettings:
     @model_dir.setter
     def model_dir(self, value: Path | None) -> None:
         self.q.setValue("engine/model_dir", str(value) if value else "")
+
+    @property
+    def model(self) -> str:
+        value = str(self.q.value("engine/model", "default"))
+        return value if value in MODEL_CHOICES else "default"
+
+    @model.setter
+    def model(self, value: str) -> None:
+        self.q.setValue("engine/model", value if value in MODEL_CHOICES else "default")
 
     @property
     def provider(self) -> str:

@@ -711,6 +711,7 @@ class MainWindow(QMainWindow):
             self.settings.max_file_size,
             config.model_dir if config else self.settings.model_dir,
             config.provider if config else self.settings.provider,
+            config.model if config else self.settings.model,
         )
         dialog = SettingsDialog(prefs, self)
         dialog.accepted.connect(lambda: self.spawn(self.apply_preferences(dialog.preferences())))
@@ -722,6 +723,7 @@ class MainWindow(QMainWindow):
             self.settings.context_lines = prefs.context_lines
             self.settings.max_file_size = prefs.max_file_size
             self.settings.model_dir = prefs.model_dir
+            self.settings.model = prefs.model
             self.settings.provider = prefs.provider
         self.show_result(self.tree.current_result())
         config = self.bridge.config
@@ -729,6 +731,7 @@ class MainWindow(QMainWindow):
             return
         new = dataclasses.replace(
             config,
+            model=prefs.model,
             model_dir=prefs.model_dir,
             provider=prefs.provider,
             index_options=dataclasses.replace(

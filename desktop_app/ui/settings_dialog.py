@@ -1,4 +1,5 @@
-"""Preferences: preview context, the index's file size limit, the model folder and execution provider."""
+"""Preferences: preview context, the index's file size limit, the model (default, fast or a folder) and the
+execution provider."""
 
 from __future__ import annotations
 
@@ -35,8 +36,20 @@ _PROVIDER_LABELS = {
 class Preferences:
     context_lines: int
     max_file_size: int  # bytes
-    model_dir: Path | None
+    model_dir: Path | None  # a model folder; used when set, whatever `model` says
     provider: str
+    model: str = "default"  # "default" or "fast" (see embedding.choice)
+
+
+_MODEL_LABELS = {
+    "default": "Default: all-MiniLM-L6-v2 (best results)",
+    "fast": "Fast: its static distillation (for slow machines)",
+    "folder": "From a folder…",
+}
+
+
+def _model_choice(prefs: Preferences) -> str:
+    return "folder" if prefs.model_dir else prefs.model if prefs.model in _MODEL_LABELS else "default"
 
 
 class SettingsDialog(QDialog):
@@ -51,13 +64,19 @@ class SettingsDialog(QDialog):
         self.max_size.setRange(1, 100 * 1024)
         self.max_size.setValue(max(1, prefs.max_file_size // 1024))
         self.max_size.setSuffix(" KB")
+        self.model = QComboBox()
+        for key, label in _MODEL_LABELS.items():
+            self.model.addItem(label, key)
+        self.model.setCurrentIndex(list(_MODEL_LABELS).index(_model_choice(prefs)))
         self.model_dir = QLineEdit(str(prefs.model_dir) if prefs.model_dir else "")
-        self.model_dir.setPlaceholderText("bundled all-MiniLM-L6-v2")
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
+        self.model_dir.setPlaceholderText("a folder with model.onnx, tokenizer.json and quarry-model.json")
+        self.browse = QPushButton("Browse…")
+        self.browse.clicked.connect(self._browse)
         model_row = QHBoxLayout()
         model_row.addWidget(self.model_dir, 1)
-        model_row.addWidget(browse)
+        model_row.addWidget(self.browse)
+        self.model.currentIndexChanged.connect(self._enable_folder)
+        self._enable_folder()
         self.provider = QComboBox()
         for key in PROVIDERS:
             self.provider.addItem(_PROVIDER_LABELS[key], key)
@@ -65,7 +84,8 @@ class SettingsDialog(QDialog):
         form = QFormLayout()
         form.addRow("&Context lines in preview", self.context)
         form.addRow("Skip files &larger than", self.max_size)
-        form.addRow("&Model folder", model_row)
+        form.addRow("&Model", self.model)
+        form.addRow("Model &folder", model_row)
         form.addRow("&Execution provider", self.provider)
         note = QLabel(
             "Changing the size limit, model or provider restarts the engine; the model folder needs "
@@ -81,13 +101,20 @@ class SettingsDialog(QDialog):
         layout.addWidget(buttons)
 
     def preferences(self) -> Preferences:
-        folder = self.model_dir.text().strip()
+        choice = self.model.currentData()
+        folder = self.model_dir.text().strip() if choice == "folder" else ""
         return Preferences(
             self.context.value(),
             self.max_size.value() * 1024,
             Path(folder).expanduser() if folder else None,
             self.provider.currentData(),
+            "default" if choice == "folder" else choice,
         )
+
+    def _enable_folder(self) -> None:
+        folder = self.model.currentData() == "folder"
+        self.model_dir.setEnabled(folder)
+        self.browse.setEnabled(folder)
 
     def _browse(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Model folder", self.model_dir.text())

@@ -164,6 +164,14 @@ class Engine:
     def search(self, request: SearchRequest) -> SearchResponse:
         return self.searcher.search(request, self.indexing_roots)
 
+    def want_file(self, path: Path) -> None:
+        """Queue the chunks of the indexed file at `path` (absolute) to be embedded before the rest."""
+        for folder in path.parents:
+            scope = self.store.scope_for_root(folder)
+            if scope is not None:
+                self.wanted.add(self.store.file_chunk_ids(scope.id, [path.relative_to(folder).as_posix()]))
+                return
+
     def close(self) -> None:
         self.store.close()
 
@@ -249,6 +257,7 @@ class Worker:
         None when the file is gone or its content no longer has `sha256` (it changed since indexing)."""
 
         def job(engine: Engine) -> tuple[int, int, str] | None:
+            engine.want_file(Path(path))  # a file the user looks at gets the model's vectors first
             lines = FileLines().lines_if_current(Path(path), sha256)
             return None if lines is None else expand(lines, start_line, end_line, context)
 
