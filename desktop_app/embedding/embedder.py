@@ -53,6 +53,8 @@ class Embedder:
     def model_id(self) -> str:
         return self.spec.id
 
+    static = False  # a contextual model: its cost grows with the padded length of a batch
+
     @property
     def source(self) -> str:
         return model_source(self.spec)

@@ -46,6 +46,7 @@ class StaticEmbedder:
     dims = STATIC_DIMS
     max_tokens = MAX_TOKENS
     provider = "numpy"
+    static = True
 
     @property
     def loaded(self) -> bool:

@@ -29,6 +29,9 @@ class TextEmbedder(Protocol):
     @property
     def loaded(self) -> bool: ...
 
+    @property
+    def static(self) -> bool: ...  # embeds by table look-up: no cost in a text's length worth planning for
+
     def load(self) -> None: ...
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]: ...

@@ -130,9 +130,6 @@ class Indexer:
         self._parent_id: str | None = None
         self._parent_states: dict[str, FileState] = {}
 
-    def close(self) -> None:
-        """Nothing is held between runs; kept so callers can treat the indexer as a resource."""
-
     @property
     def chunk_tokens(self) -> int:
         if self.options.chunk_tokens:

@@ -105,11 +105,16 @@ def outline(text: str, language: str, rel_path: str) -> Outline | None:
 
 
 def _reader(source: bytes, piece: int = 16384):
-    """Feed the parser in pieces, yielding the GIL between them: a parse holds it throughout otherwise,
-    and a 500 KB file would stall the UI thread for ~60 ms (measured: 31 ms -> 7 ms on a 230 KB file)."""
+    """Feed the parser in pieces, yielding the GIL once per piece: a parse holds it throughout otherwise,
+    and a 500 KB file would stall the UI thread for ~60 ms (measured: 31 ms -> 7 ms on a 230 KB file).
+    The parser asks for text far more often than once a piece (27,000 calls over 8 MB of the standard
+    library), so it yields only when it has moved on by a piece: 3.3 s of a first index's 20 s were yields."""
+    yielded = [-piece]
 
     def read(offset: int, _point) -> bytes:
-        time.sleep(0)
+        if offset - yielded[0] >= piece:
+            yielded[0] = offset
+            time.sleep(0)
         return source[offset : offset + piece]
 
     return read

@@ -33,8 +33,9 @@ FETCH = 50
 MAX_FETCH = 4096
 # The fast (static) model's cosines run lower and flatter than the contextual model's; this affine map
 # puts them on the contextual scale, so a chunk still waiting for its contextual vector competes fairly
-# with those that have one. Fitted by least squares on (fast, contextual) cosine pairs of the same
-# query-chunk pairs (the stdlib dev set's queries against their top-50 chunks of either model).
+# with those that have one: it maps the mean and spread of each model's 50 best cosines per query onto
+# each other (stdlib dev set, 400 queries: fast 0.579 +- 0.090, contextual 0.409 +- 0.100). A least
+# squares fit over pairs of the same chunks is no use here: the two cosines correlate at 0.36 overall.
 FAST_SCALE, FAST_OFFSET = 1.11, -0.235
 
 
@@ -254,7 +255,7 @@ class Searcher:
             raise
         if scan is not None:
             nearest = scan.result()
-            exhausted &= len(nearest[0]) < fetch
+            exhausted &= all(len(found) < fetch for found in nearest[::2])  # the code-vector lists
             chunk_ids = list(dict.fromkeys(cid for found in nearest for cid, _ in found))
             for hit in self.store.hits_for_chunks(scope_ids, chunk_ids, where):
                 by_id[hit.file_chunk_id] = Candidate(hit, found_semantic=True)

@@ -258,12 +258,14 @@ class Store:
             raise
         path_globs.register(conn)
         self._conn = conn
+        self._history_rows = 0  # rows add_history() wrote, which `generation` does not count
 
     @property
     def generation(self) -> tuple[int, int]:
-        """Changes whenever this connection (rows it changed, counted by SQLite) or another process (the
-        data version) has written to the store."""
-        return self._conn.total_changes(), self._rows("PRAGMA data_version")[0][0]
+        """Changes whenever the index's content may have changed: rows this connection wrote (counted by
+        SQLite, the search history left out: a search must not make the next one reload what it caches),
+        or a commit by another process (the data version)."""
+        return self._conn.total_changes() - self._history_rows, self._rows("PRAGMA data_version")[0][0]
 
     def close(self) -> None:
         # Closing checkpoints the WAL; if that fails (full disk, damaged file) the WAL keeps the data.
@@ -372,17 +374,20 @@ class Store:
         return out
 
     def add_vectors(self, model_id: str, vectors: Sequence[tuple[int, np.ndarray, np.ndarray | None]]) -> None:
-        """Store (chunk id, vector, name vector or None) for existing chunks, in one transaction."""
+        """Store (chunk id, vector, name vector or None) for existing chunks, in one transaction, replacing
+        any they have (another process may have filled some in meanwhile)."""
         table = self._registered_vector_table(model_id)
         with self._write():
-            for cid, vec, name_vec in vectors:
-                for name, v in ((table, vec), (table + NAME_SUFFIX, name_vec)):
-                    self._conn.execute(f"DELETE FROM {name} WHERE rowid = ?", (cid,))
-                    if v is not None:
-                        self._conn.execute(
-                            f"INSERT INTO {name} (rowid, embedding) VALUES (?, ?)",
-                            (cid, np.ascontiguousarray(v, dtype=np.float32).tobytes()),
-                        )
+            for name, column in ((table, 1), (table + NAME_SUFFIX, 2)):
+                self._conn.executemany(f"DELETE FROM {name} WHERE rowid = ?", [(row[0],) for row in vectors])
+                self._conn.executemany(
+                    f"INSERT INTO {name} (rowid, embedding) VALUES (?, ?)",
+                    [
+                        (row[0], np.ascontiguousarray(row[column], dtype=np.float32).tobytes())
+                        for row in vectors
+                        if row[column] is not None
+                    ],
+                )
 
     def count_chunks(self) -> int:
         return self._rows("SELECT count(*) FROM chunk")[0][0]
@@ -758,6 +763,7 @@ class Store:
 
     def add_history(self, entry: HistoryEntry) -> None:
         """Record a search; best effort: a read-only, locked or full store must not fail the search itself."""
+        before = self._conn.total_changes()
         try:
             with self._write():
                 self._conn.execute(
@@ -776,6 +782,8 @@ class Store:
         except StoreError as exc:
             if not isinstance(exc.__cause__, (apsw.ReadOnlyError, apsw.BusyError, apsw.FullError)):
                 raise
+        finally:
+            self._history_rows += self._conn.total_changes() - before
 
     def history(self, limit: int = 50) -> list[HistoryEntry]:
         rows = self._rows(

@@ -159,7 +159,6 @@ class Engine:
             return stats
         finally:
             self.indexing_roots.discard(key)
-            indexer.close()
 
     def search(self, request: SearchRequest) -> SearchResponse:
         return self.searcher.search(request, self.indexing_roots)

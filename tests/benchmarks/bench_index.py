@@ -78,7 +78,6 @@ def main(argv: list[str] | None = None) -> dict:
         started, cpu0 = time.perf_counter(), cpu_seconds()
         stats = indexer.index(args.path)
         pipeline_s, pipeline_cpu = time.perf_counter() - started, cpu_seconds() - cpu0
-        indexer.close()
         store.close()
 
         texts = embedded_texts(args.path.resolve(), indexer)

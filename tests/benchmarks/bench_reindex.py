@@ -54,7 +54,6 @@ def main(argv: list[str] | None = None) -> dict:
         started = time.perf_counter()
         indexer.index(root)
         touched_s = time.perf_counter() - started
-        indexer.close()
         store.close()
     out = {
         "files": first.files_indexed,
