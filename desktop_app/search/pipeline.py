@@ -82,8 +82,11 @@ class Searcher:
         self.full.embedder.load()
         self._warming = True
         try:
-            for layer in filter(None, (self.full, self.fast)):
-                while not layer.index.refresh(budget_s=WARM_UP_SLICE_S):
+            while not self.full.index.refresh(budget_s=WARM_UP_SLICE_S):
+                between()
+            # The fast layer is searched only for chunks the active model has not reached yet.
+            if self.fast is not None and self.store.count_chunks() > len(self.full.index.ids()):
+                while not self.fast.index.refresh(budget_s=WARM_UP_SLICE_S):
                     between()
         finally:
             self._warming = False
@@ -114,14 +117,14 @@ class Searcher:
 
         if query_vec is not None:
             # While warm_up() loads the vectors, search those loaded so far rather than wait for the rest.
-            loaded = [layer.index.refresh(budget_s=0 if self._warming else None) for layer in self._layers()]
-            response.vectors_loaded = 1.0 if all(loaded) else self._full().index.loaded_share
-            if not all(loaded):
+            loaded = self._full().index.refresh(budget_s=0 if self._warming else None)
+            response.vectors_loaded = 1.0 if loaded else self._full().index.loaded_share
+            if not loaded:
                 response.notice = (
                     f"the index is still loading ({response.vectors_loaded:.0%} of its vectors), so "
                     "semantic matches are partial"
                 )
-        response.coverage, uncovered = self._coverage_of([s.id for s in scopes])
+        response.coverage, uncovered = self._coverage_of([s.id for s in scopes], refresh_fast=query_vec is not None)
         fast_vec = None
         if query_vec is not None and len(uncovered) and self.fast is not None:
             fast_vec, _ = self._embed(req.query, self.fast)
@@ -144,29 +147,31 @@ class Searcher:
             )
         return response
 
-    def _layers(self) -> list[_Layer]:
-        return [layer for layer in (self.full, self.fast) if layer is not None]
-
     def _full(self) -> _Layer:
         """The active model's layer, for the steps that have a query vector: there is one only with it."""
         assert self.full is not None
         return self.full
 
-    def _coverage_of(self, scope_ids: list[str]) -> tuple[Coverage, np.ndarray]:
-        """How much of these scopes each layer covers, and the sorted ids of their chunks that lack a
-        vector of the active model (searched through the fast layer); cached until the next write."""
-        key = (tuple(scope_ids), self.store.generation)
+    def _coverage_of(self, scope_ids: list[str], refresh_fast: bool) -> tuple[Coverage, np.ndarray]:
+        """How much of these scopes each layer holds in memory, and the sorted ids of their chunks lacking a
+        vector of the active model (searched through the fast layer); cached until the next write. The fast
+        layer's vectors are loaded only while such chunks exist (`refresh_fast`: a search by meaning), so a
+        finished index pays nothing for them."""
+        key = (tuple(scope_ids), self.store.generation, refresh_fast)
         if self._coverage is not None and self._coverage[0] == key:
             return self._coverage[1], self._coverage[2]
         ids = self.store.scope_chunk_ids(scope_ids)
-        has_full = np.isin(ids, self.full.index.ids()) if self.full else np.zeros(len(ids), dtype=bool)
-        full_count = int(has_full.sum())
-        if self.fast is not None:
-            fast_count = int(np.isin(ids, self.fast.index.ids()).sum())
-        else:
-            fast_count = full_count if self.full and self.full.stage == "fast" else 0
-        coverage = Coverage(len(ids), full_count, fast_count)
+        full = self.full.index.ids() if self.full else np.zeros(0, dtype=np.int64)
+        has_full = np.isin(ids, full)
         uncovered = ids[~has_full]
+        full_count = int(has_full.sum())
+        if self.fast is not None and len(uncovered):
+            if refresh_fast:
+                self.fast.index.refresh(budget_s=0 if self._warming else None)
+            fast_count = int((has_full | np.isin(ids, self.fast.index.ids())).sum())
+        else:  # every chunk has the active model's vector, or there is no fast layer beside it
+            fast_count = full_count
+        coverage = Coverage(len(ids), full_count, fast_count)
         self._coverage = (key, coverage, uncovered)
         return coverage, uncovered
 

@@ -42,7 +42,7 @@ class Coverage:
 
     chunks: int = 0
     full: int = 0  # chunks with a vector of the active model
-    fast: int = 0  # chunks with a vector of the fast model
+    fast: int = 0  # chunks with a vector of the fast model or of the active one (a meaning of some quality)
 
     def to_dict(self) -> dict:
         return {"chunks": self.chunks, "keyword": 1.0, "fast": self._share(self.fast), "full": self._share(self.full)}
