@@ -53,6 +53,10 @@ def test_each_stage_is_searchable_as_it_lands(tmp_path, mixed_root, worker_for):
 
     stats = run("fast")
     assert stats.chunks_fast == stats.chunks_total and stats.chunks_embedded == 0
+    store = Store(tmp_path / "index.db")
+    named = store.vector_count(MODEL, names=True)
+    assert stats.names_embedded == named > 0 and store.vector_count(MODEL) == 0  # the names' model vectors
+    store.close()
     worker = worker_for(tmp_path / "index.db")
     fast = _search(worker, root, "retry failed http requests")
     assert fast.coverage.fast == fast.coverage.chunks and fast.coverage.full == 0
@@ -61,6 +65,7 @@ def test_each_stage_is_searchable_as_it_lands(tmp_path, mixed_root, worker_for):
 
     stats = run("full")
     assert stats.chunks_fast == 0 and stats.chunks_embedded == stats.chunks_total  # goes on where it stopped
+    assert stats.names_embedded == 0  # the names were done in stage 2 and are not embedded again
     assert set(stats.stages) == {"keyword", "fast", "full"}
     worker = worker_for(tmp_path / "index.db")
     full = _search(worker, root, "retry failed http requests")
@@ -72,7 +77,7 @@ def test_a_query_rerun_while_the_model_fills_in_moves_to_its_vectors(tmp_path, m
     root = tmp_path / "repo"
     shutil.copytree(mixed_root, root)
     worker = worker_for(tmp_path / "index.db")
-    gate = embedding_gate()  # stage 3's first batch waits here; stages 1 and 2 are done by then
+    gate = embedding_gate()  # the model's first run (stage 2's names) waits here; the fast vectors are in
     handle = worker.index(root)
     assert gate.waiting.wait(120)
     before = _search(worker, root, "retry failed http requests")

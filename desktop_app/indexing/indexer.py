@@ -74,6 +74,7 @@ class IndexStats:
     skipped_paths: list[tuple[str, str]] = field(default_factory=list)  # (path, reason); folders end in "/"
     chunks_total: int = 0
     chunks_fast: int = 0  # chunks given a fast-model vector (stage 2)
+    names_embedded: int = 0  # symbol names given a vector of the configured model (stage 2)
     chunks_embedded: int = 0  # chunks given a vector of the configured model (stage 3)
     tokens_embedded: int = 0
     stages: dict[str, float] = field(default_factory=dict)  # seconds from the start until each stage was done
@@ -218,15 +219,23 @@ class Indexer:
     def _fill_vectors(self, stats: IndexStats, reporter: ProgressReporter, started: float, stop) -> bool:
         """Stages 2 and 3 over every chunk in the store lacking their vectors; False when stopped."""
         last = STAGES.index(self.options.until)
-        for stage, model in (("fast", self.fast), ("full", self.embedder)):
+        # Stage 2 is the fast model's vectors, then the configured model's vectors of the symbol names (short
+        # texts: 14,400 names of the standard library take ~35 s where its 20,000 chunks take 11 minutes).
+        # Searches by meaning lean on names: a chunk's fast vector with its name's contextual one gave a
+        # stdlib semantic-only nl MRR@10 of 0.430, against 0.338 with the fast name vector.
+        names = self.embedder if self.fast is not None else None
+        steps = (("fast", self.fast, False), ("fast", names, True), ("full", self.embedder, False))
+        for stage, model, names_only in steps:
             if model is None or STAGES.index(stage) > last:
                 continue
-            filler = VectorFiller(self.store, model, self._idle, self.wanted)
+            filler = VectorFiller(self.store, model, self._idle, self.wanted, names_only)
             try:
                 result = filler.fill(reporter, stop, stage)
             finally:
                 filler.close()
-            if stage == "fast":
+            if names_only:
+                stats.names_embedded = result.embedded
+            elif stage == "fast":
                 stats.chunks_fast = result.embedded
             else:
                 stats.chunks_embedded, stats.tokens_embedded = result.embedded, result.tokens

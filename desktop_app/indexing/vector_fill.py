@@ -1,5 +1,6 @@
 """Filling in one model's vectors for every chunk that lacks them: stages 2 and 3 of an index run,
-and a re-embed with a newly chosen model.
+and a re-embed with a newly chosen model. With `names_only`, only the vectors of the chunks' symbol names
+(short texts, so a fraction of the cost): the first thing stage 2 asks of the contextual model.
 
 Chunks go to the model in priority order: those a search or the preview asked for (`wanted`, fed
 by the worker between batches), then those of the most recently modified files, then the rest.
@@ -60,7 +61,8 @@ class FillResult:
 @dataclass
 class _Batch:
     chunks: list[StoredChunk]
-    named: list[bool]
+    with_code: bool  # the vectors start with one per chunk's document
+    named: list[bool]  # which chunks have a name vector in the vectors (after the documents')
     tokens: int
     vectors: PendingVectors
 
@@ -74,11 +76,14 @@ class VectorFiller:
         embedder: TextEmbedder,
         idle: Callable[[], None] | None = None,
         wanted: WantedChunks | None = None,
+        names_only: bool = False,
     ):
         self.store = store
         self.embedder = embedder
         self.wanted = wanted or WantedChunks()
+        self.names_only = names_only
         self._runner = ModelRunner(embedder, idle)
+        self._named: set[int] = set()  # chunks whose name vector exists already (not embedded again)
 
     def close(self) -> None:
         self._runner.close()
@@ -86,7 +91,10 @@ class VectorFiller:
     def fill(self, reporter: ProgressReporter, stop: Callable[[], bool], stage: str = "full") -> FillResult:
         """Fill in the vectors, reporting them as `stage` (one report once the count to do is known)."""
         self.store.register_model(self.embedder.model_id, self.embedder.dims, self.embedder.source)
-        order = self.store.chunks_without_vectors(self.embedder.model_id)
+        model = self.embedder.model_id
+        order = self.store.chunks_without_vectors(model, names=self.names_only)
+        if not self.names_only:
+            self._named = set(self.store.vector_ids(model, names=True).tolist())
         reporter.update(stage=stage, chunks_total=len(order), chunks_embedded=0, tokens_embedded=0)
         result = FillResult()
         if not order:
@@ -113,28 +121,34 @@ class VectorFiller:
                 return result
             in_flight = started
 
-    def _start(self, ids: list[int]) -> _Batch | None:
+    def _start(self, ids: list[int]) -> _Batch:
         # A chunk may have been collected (its file deleted) since the order was read: skip it.
         chunks = self.store.stored_chunks(ids)
         documents = [chunk_of(c) for c in chunks]
-        docs = [document_text(ch, c.path) for ch, c in zip(documents, chunks, strict=True)]
-        names = [name_text(ch, c.path) for ch, c in zip(documents, chunks, strict=True)]
+        docs = [] if self.names_only else [document_text(ch, c.path) for ch, c in zip(documents, chunks, strict=True)]
+        names = [
+            None if c.chunk_id in self._named else name_text(ch, c.path)
+            for ch, c in zip(documents, chunks, strict=True)
+        ]
         texts = docs + [n for n in names if n]
         # A static model needs no length-sorted slices: a size estimate does (counting tokens took a quarter
         # of stage 2's time on the standard library).
         tokens = [len(t) // 4 for t in texts] if self.embedder.static else self.embedder.count_tokens(texts)
         vectors = self._runner.submit(texts, tokens)
         limit = self.embedder.max_tokens
-        return _Batch(chunks, [n is not None for n in names], sum(min(t + 2, limit) for t in tokens), vectors)
+        named = [n is not None for n in names]
+        return _Batch(chunks, not self.names_only, named, sum(min(t + 2, limit) for t in tokens), vectors)
 
     def _finish(self, batch: _Batch, result: FillResult, reporter: ProgressReporter, stop: Callable[[], bool]) -> bool:
         vectors = self._runner.collect(batch.vectors, stop, reporter.tick)
         if vectors is None:
             return False
         count = len(batch.chunks)
-        name_vectors = iter(vectors[count:])
-        rows: list[tuple[int, np.ndarray, np.ndarray | None]] = [
-            (c.chunk_id, vectors[i], next(name_vectors) if batch.named[i] else None) for i, c in enumerate(batch.chunks)
+        code = iter(vectors[:count]) if batch.with_code else None
+        name_vectors = iter(vectors[count if batch.with_code else 0 :])
+        rows: list[tuple[int, np.ndarray | None, np.ndarray | None]] = [
+            (c.chunk_id, next(code) if code else None, next(name_vectors) if batch.named[i] else None)
+            for i, c in enumerate(batch.chunks)
         ]
         self.store.add_vectors(self.embedder.model_id, rows)
         result.embedded += count

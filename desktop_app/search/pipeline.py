@@ -323,7 +323,8 @@ class Searcher:
 
     def _fill_similarity(self, by_id: dict[int, Candidate], query: _Query) -> None:
         """Give every candidate its similarity, however it was found, so fusion compares like with like:
-        the active model's where the chunk has its vector, else the fast model's on the same scale."""
+        the active model's where the chunk has its vector, else the fast model's on the same scale (with the
+        active model's name vector where there is one)."""
         assert query.vector is not None
         chunk_ids = list({c.hit.chunk_id for c in by_id.values()})
         full = self._full().index
@@ -340,8 +341,10 @@ class Searcher:
             if cid in code:
                 c.semantic, c.layer = similarity(code[cid], names.get(cid)), self._full().stage
             elif cid in fast_code:
-                name = fast_names.get(cid)
-                c.semantic = similarity(_on_full_scale(fast_code[cid]), None if name is None else _on_full_scale(name))
+                # The name's contextual vector (stage 2 makes those first) where it has one.
+                fast_name = fast_names.get(cid)
+                name = names.get(cid, None if fast_name is None else _on_full_scale(fast_name))
+                c.semantic = similarity(_on_full_scale(fast_code[cid]), name)
                 c.layer = "fast"
 
     def _add_context(self, results: list[SearchResult], n: int) -> None:

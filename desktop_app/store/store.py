@@ -334,15 +334,17 @@ class Store:
                 (model_id,),
             )
 
-    def chunks_without_vectors(self, model_id: str) -> list[int]:
-        """Ids of the chunks lacking a `model_id` vector, those of the most recently modified files first
-        (what the user is working on), then in the order they were written."""
+    def chunks_without_vectors(self, model_id: str, names: bool = False) -> list[int]:
+        """Ids of the chunks lacking a `model_id` vector (with `names`: the chunks defining a symbol that lack
+        its name's vector), those of the most recently modified files first (what the user is working on),
+        then in the order they were written."""
+        named = "WHERE fc.symbol_name IS NOT NULL " if names else ""
         text = self._rows(
             "SELECT group_concat(chunk_id, ' ') FROM (SELECT fc.chunk_id FROM file_chunk fc "
-            "JOIN file f ON f.id = fc.file_id GROUP BY fc.chunk_id ORDER BY max(f.mtime_ns) DESC, fc.chunk_id)"
+            f"JOIN file f ON f.id = fc.file_id {named}GROUP BY fc.chunk_id ORDER BY max(f.mtime_ns) DESC, fc.chunk_id)"
         )[0][0]
         ids = np.fromstring(text, dtype=np.int64, sep=" ") if text else np.zeros(0, dtype=np.int64)
-        return ids[~np.isin(ids, self.vector_ids(model_id))].tolist()
+        return ids[~np.isin(ids, self.vector_ids(model_id, names))].tolist()
 
     def stored_chunks(self, chunk_ids: Sequence[int]) -> list[StoredChunk]:
         """The chunks with these ids, each at one place it is used (enough to rebuild its document)."""
@@ -373,20 +375,17 @@ class Store:
             ]
         return out
 
-    def add_vectors(self, model_id: str, vectors: Sequence[tuple[int, np.ndarray, np.ndarray | None]]) -> None:
-        """Store (chunk id, vector, name vector or None) for existing chunks, in one transaction, replacing
-        any they have (another process may have filled some in meanwhile)."""
+    def add_vectors(self, model_id: str, vectors: Sequence[tuple[int, np.ndarray | None, np.ndarray | None]]) -> None:
+        """Store (chunk id, vector, name vector) for existing chunks, in one transaction, replacing those they
+        have (another process may have filled some in meanwhile); None leaves that vector as it is."""
         table = self._registered_vector_table(model_id)
         with self._write():
             for name, column in ((table, 1), (table + NAME_SUFFIX, 2)):
-                self._conn.executemany(f"DELETE FROM {name} WHERE rowid = ?", [(row[0],) for row in vectors])
+                given = [(row[0], row[column]) for row in vectors if row[column] is not None]
+                self._conn.executemany(f"DELETE FROM {name} WHERE rowid = ?", [(cid,) for cid, _ in given])
                 self._conn.executemany(
                     f"INSERT INTO {name} (rowid, embedding) VALUES (?, ?)",
-                    [
-                        (row[0], np.ascontiguousarray(row[column], dtype=np.float32).tobytes())
-                        for row in vectors
-                        if row[column] is not None
-                    ],
+                    [(cid, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for cid, v in given],
                 )
 
     def count_chunks(self) -> int:

@@ -106,7 +106,7 @@ class MainWindow(QMainWindow):
         # result the user had selected.
         self.rerun_clock: Callable[[], float] = time.monotonic
         self._last_rerun = float("-inf")
-        self._keep_selected: tuple[str, str, int] | None = None
+        self._rerunning = False  # the next answer is a re-run's: it keeps the result selected when it arrives
         self._tasks: set[asyncio.Task] = set()
         self._watched: set[str] = set()  # project roots whose file changes the engine follows
         self.store_dialog: QMessageBox | None = None  # open while an unusable index is being explained
@@ -461,8 +461,7 @@ class MainWindow(QMainWindow):
     def rerun_search(self) -> None:
         """Run the open query again for what the index run has added, keeping the selected result."""
         self._last_rerun = self.rerun_clock()
-        current = self.tree.current_result()
-        self._keep_selected = _identity(current) if current is not None else None
+        self._rerunning = True
         self.search_now()
 
     def _on_indexing_changed(self, running: bool) -> None:
@@ -586,6 +585,9 @@ class MainWindow(QMainWindow):
         return self.live.run_now(request) if request is not None else None
 
     def _on_answered(self, seq: int, response: SearchResponse) -> None:
+        current = self.tree.current_result() if self._rerunning else None
+        keep = _identity(current) if current is not None else None
+        self._rerunning = False
         self.last_response = response
         self.tree.show_response(response)
         self._show_response_notes(response)
@@ -594,7 +596,6 @@ class MainWindow(QMainWindow):
         )
         self.engine_status.show_coverage(response.coverage)
         self.results_shown.emit(seq)
-        keep, self._keep_selected = self._keep_selected, None
         if response.results:
             hits = [_identity(hit) for hit in self.tree.results.hits]
             self.tree.select_hit(hits.index(keep) if keep in hits else 0)
