@@ -161,7 +161,8 @@ def test_deleted_vectors_are_forgotten_without_reloading(store, small_blocks):
     assert not index.similarities(vectors[0], gone)
 
 
-def test_vectors_arriving_below_held_ids_trigger_a_reload(store):
+def test_vectors_arriving_below_held_ids_are_added_without_a_reload(store):
+    """A first index fills vectors in by priority, so they arrive out of id order: the rows held stay put."""
     corpus = Corpus(store)
     corpus.write(4, 10, named_share=0.0)
     ids, _ = corpus.by_id()
@@ -171,10 +172,16 @@ def test_vectors_arriving_below_held_ids_trigger_a_reload(store):
     index = VectorIndex(store, "other", DIMS)
     index.refresh()
     store.add_vectors("other", [(int(cid), vec, None) for cid, vec in zip(ids[:20], late[:20], strict=True)])
+    first = index._code
     index.refresh()
-    np.testing.assert_array_equal(index._code.ids, ids)
+    assert index._code is first  # appended to, not rebuilt
+    np.testing.assert_array_equal(index._code.ids[: len(ids) - 20], ids[20:])
+    np.testing.assert_array_equal(np.sort(index._code.ids), ids)
     sims = index.similarities(late[3], ids.tolist())
-    assert sims[int(ids[3])] == pytest.approx(1.0, abs=1e-4)
+    assert sims[int(ids[3])] == pytest.approx(1.0, abs=1e-4) and len(sims) == len(ids)
+    assert [cid for cid, _ in index.nearest(late[3], None, 1)] == [int(ids[3])]
+    allowed = np.sort(ids[:10])  # a filter keeping only chunks that arrived late
+    assert {cid for cid, _ in index.nearest(late[25], allowed, 5)} <= set(allowed.tolist())
 
 
 def test_a_budgeted_refresh_loads_in_slices_and_goes_on_where_it_stopped(store):

@@ -92,6 +92,8 @@ class QuantizedRows:
         # All blocks' ids and live flags end to end; None when a change made them stale.
         self._ids: np.ndarray | None = None
         self._live: np.ndarray | None = None
+        self._sorted: tuple[np.ndarray, np.ndarray | None] | None = None  # see _lookup()
+        self._max_id = 0
         self.live_count = 0
 
     def __len__(self) -> int:
@@ -100,17 +102,27 @@ class QuantizedRows:
     @property
     def last_id(self) -> int:
         """The highest chunk id held (alive or not), 0 when empty."""
-        for block in reversed(self._blocks):
-            if block.size:
-                return int(block.ids[block.size - 1])
-        return 0
+        return self._max_id
 
     @property
     def ids(self) -> np.ndarray:
-        """Chunk id of every row, ascending (rows of removed vectors included)."""
+        """Chunk id of every row, in the order added (rows of removed vectors included): ascending, unless
+        rows were added below the highest id (a first index fills vectors in by priority, not id)."""
         if self._ids is None:
             self._ids = np.concatenate([b.ids[: b.size] for b in self._blocks] or [np.zeros(0, dtype=np.int64)])
         return self._ids
+
+    def _lookup(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """(ids sorted, the positions in that order or None when the rows are in id order already); among
+        rows of one id (a vector removed, then added again), the live one sorts last."""
+        if self._sorted is None:
+            ids = self.ids
+            if len(ids) < 2 or bool(np.all(ids[1:] > ids[:-1])):
+                self._sorted = (ids, None)
+            else:
+                order = np.lexsort((self.live, ids))
+                self._sorted = (ids[order], order)
+        return self._sorted
 
     @property
     def live(self) -> np.ndarray:
@@ -123,7 +135,7 @@ class QuantizedRows:
         return self.ids[self.live]
 
     def extend(self, batches: Iterable[tuple[np.ndarray, np.ndarray]], expected: int = 0) -> None:
-        """Append (ids, float rows) batches, ids ascending and above `last_id`. `expected` (how many rows
+        """Append (ids, float rows) batches of ids not held yet. `expected` (how many rows
         are coming, roughly) lets blocks be made their final size instead of grown by copying."""
         for ids, rows in batches:
             self._append(ids, np.asarray(rows, dtype=np.float32), expected)
@@ -138,7 +150,9 @@ class QuantizedRows:
             block.fill(ids[done : done + take], *quantize(rows[done : done + take]))
             done += take
         self.live_count += len(ids)
-        self._ids = self._live = None
+        if len(ids):
+            self._max_id = max(self._max_id, int(ids.max()))
+        self._ids = self._live = self._sorted = None
 
     def _writable_block(self, wanted: int) -> _Block:
         """The last block, with room for at least one more row: sized for `wanted` when it must be made.
@@ -162,14 +176,16 @@ class QuantizedRows:
             self._blocks[b].live[cols] = False
             self._blocks[b].scales[cols] = 0
         self.live_count -= len(pos)
-        self._live = None
+        self._live = self._sorted = None
 
     def positions(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(row positions, mask of which chunk_ids have a live vector here)."""
         ids = self.ids
         if not len(ids):
             return np.zeros(len(chunk_ids), dtype=np.int64), np.zeros(len(chunk_ids), dtype=bool)
-        pos = np.minimum(np.searchsorted(ids, chunk_ids), len(ids) - 1)
+        ordered, order = self._lookup()
+        at = np.maximum(np.searchsorted(ordered, chunk_ids, side="right") - 1, 0)  # the last row of each id
+        pos = at if order is None else order[at]
         found = ids[pos] == chunk_ids
         if self.live_count < len(ids):
             found &= self.live[pos]

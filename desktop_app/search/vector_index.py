@@ -83,7 +83,7 @@ class VectorIndex:
         return True
 
     def ids(self) -> np.ndarray:
-        """Sorted ids of the chunks whose code vector is in memory."""
+        """Ids of the chunks whose code vector is in memory (in the order they arrived)."""
         return self._code.live_ids()
 
     @property
@@ -96,18 +96,16 @@ class VectorIndex:
         return min(1.0, held / stored) if stored else 1.0
 
     def _reconcile(self, rows: QuantizedRows, names: bool) -> None:
+        """Catch up with vectors that did not arrive above the highest id held (a first index fills them
+        in by priority, a re-embed by id), and forget those deleted."""
         stored = self.store.vector_ids(self.model_id, names)
         held = rows.live_ids()
-        if len(np.setdiff1d(stored, held, assume_unique=True)):
-            # A vector arrived with an id below ones already held (a re-embed filling in): start over.
-            fresh = QuantizedRows(self.dims, self._kernel)
-            fresh.extend(self.store.iter_vectors(self.model_id, names), len(stored))
-            if names:
-                self._names = fresh
-            else:
-                self._code = fresh
-        else:
-            rows.remove(np.setdiff1d(held, stored, assume_unique=True))
+        missing = np.setdiff1d(stored, held)
+        if len(missing):
+            rows.extend(self.store.vectors_by_id(self.model_id, names, missing), len(missing))
+        gone = np.setdiff1d(held, stored)
+        if len(gone):
+            rows.remove(gone)
 
     def _rows(self, names: bool) -> QuantizedRows:
         return self._names if names else self._code

@@ -630,6 +630,15 @@ class Store:
             if table is not None:
                 yield from table.batches(after_id, batch)
 
+    def vectors_by_id(
+        self, model_id: str, names: bool, chunk_ids: np.ndarray
+    ) -> Generator[tuple[np.ndarray, np.ndarray], None, None]:
+        """(chunk ids, float32 matrix) batches of a model's vectors for these chunk ids (those it has)."""
+        with translate_errors(self.path):
+            table = self._vec0_table(model_id, names)
+            if table is not None:
+                yield from table.rows(chunk_ids)
+
     def vector_count(self, model_id: str, names: bool = False) -> int:
         with translate_errors(self.path):
             table = self._vec0_table(model_id, names)

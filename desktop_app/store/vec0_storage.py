@@ -93,6 +93,20 @@ class Vec0Table:
         )
         return np.frombuffer(blob, dtype=np.float32).reshape(-1, self._dims)
 
+    def rows(self, rowids: np.ndarray, batch: int = 500) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(rowids, float32 matrix) of the vectors with these rowids (those that exist), in batches."""
+        for start in range(0, len(rowids), batch):
+            part = [int(i) for i in rowids[start : start + batch]]
+            rows = cast(
+                list[tuple[int, bytes]],
+                self._conn.execute(
+                    f"SELECT rowid, embedding FROM {self._table} WHERE rowid IN ({','.join('?' * len(part))})", part
+                ).fetchall(),
+            )
+            if rows:
+                ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+                yield ids, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+
     def _virtual_batches(self, after_id: int, batch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         last = after_id
         while True:
