@@ -12,29 +12,69 @@ layer of a first index (stage 2) while the contextual model catches up, and a mo
 
 from __future__ import annotations
 
+import logging
+import os
+import tempfile
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
+import platformdirs
 from tokenizers import Tokenizer
 
 from desktop_app.assets import resource_path
 from desktop_app.identifiers import expand_identifiers
 
-from .distill import SCALES_FILE, STATIC_DIMS, VECTORS_FILE
-from .model_spec import DEFAULT_MODEL_ID, DEFAULT_TOKENIZER_SHA256, TOKENIZER_FILE, ModelError, verify_sha256
+from .distill import STATIC_DIMS, distill
+from .model_spec import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256, DEFAULT_TOKENIZER_SHA256, TOKENIZER_FILE, verify_sha256
 
 STATIC_MODEL_ID = "quarry-static-minilm-256"
 STATIC_SOURCE = "fast"
-# Written by `python -m desktop_app.embedding.distill resources/models/quarry-static-minilm-256`.
-VECTORS_SHA256 = "9bf580439bf7dbce133c11ea272e2e4044d932e4909f921f94e98bfc821c3bff"
-SCALES_SHA256 = "b581dd8cc82dc5693f04b85dd046540b5e4eb90f11e52c48843a37d276b0bf18"
+CODES_FILE = "codes.npy"  # int8 (vocabulary, dims): each row's values over its scale
+SCALES_FILE = "scales.npy"  # float32 (vocabulary,)
 # Chunks are sized for the model the vectors were distilled from, so both layers share one chunking.
 MAX_TOKENS = 256
 
+_log = logging.getLogger(__name__)
+
+
+def cache_dir() -> Path:
+    """Where the distilled table is kept (QUARRY_CACHE_DIR overrides the user cache folder); named after the
+    default model's hash, so another model file gets its own table."""
+    override = os.environ.get("QUARRY_CACHE_DIR")
+    base = Path(override).expanduser() if override else platformdirs.user_cache_path("quarry", appauthor=False)
+    return base / f"{STATIC_MODEL_ID}-{DEFAULT_MODEL_SHA256[:12]}"
+
+
+def _cached_table() -> tuple[np.ndarray, np.ndarray]:
+    """The distilled table: from the cache, or distilled now (~20 s, once per machine) and cached. A cache
+    that cannot be written (a read-only home) only costs distilling again next time. Plain .npy files:
+    reading an .npz needs zipfile, which a process that dropped its privileges may not be able to import."""
+    folder = cache_dir()
+    try:
+        codes = np.load(folder / CODES_FILE, allow_pickle=False)
+        scales = np.load(folder / SCALES_FILE, allow_pickle=False)
+        if codes.shape == (len(scales), STATIC_DIMS):
+            return codes, scales
+    except (OSError, ValueError):
+        pass  # missing, unreadable or damaged: distil again
+    _log.info("distilling the fast model from the default one (once; cached in %s)", folder)
+    codes, scales = distill()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, array in ((SCALES_FILE, scales), (CODES_FILE, codes)):
+            with tempfile.NamedTemporaryFile(dir=folder, suffix=".npy", delete=False) as handle:
+                np.save(handle, array, allow_pickle=False)
+            os.chmod(handle.name, 0o644)  # a temporary file is private; the table is not
+            os.replace(handle.name, folder / name)  # whole or absent, also with two processes distilling
+    except OSError as exc:
+        _log.warning("could not cache the fast model in %s: %s", folder, exc)
+    return codes, scales
+
 
 class StaticEmbedder:
-    """Embeds with the distilled token vectors; loading reads ~8 MB."""
+    """Embeds with the distilled token vectors; loading reads ~8 MB (distilled on first use on a machine)."""
 
     def __init__(self) -> None:
         self._table: np.ndarray | None = None
@@ -58,13 +98,7 @@ class StaticEmbedder:
         with self._lock:
             if self._table is not None:
                 return
-            folder = resource_path("models", STATIC_MODEL_ID)
-            for name, digest in ((VECTORS_FILE, VECTORS_SHA256), (SCALES_FILE, SCALES_SHA256)):
-                verify_sha256(folder / name, digest)
-            codes = np.load(folder / VECTORS_FILE, allow_pickle=False)
-            scales = np.load(folder / SCALES_FILE, allow_pickle=False)
-            if codes.shape != (len(scales), STATIC_DIMS):
-                raise ModelError(f"{folder} holds {codes.shape} token vectors; reinstall Quarry.")
+            codes, scales = _cached_table()
             self._get_tokenizer()
             self._table = codes.astype(np.float32) * scales[:, None]
 
