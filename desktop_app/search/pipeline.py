@@ -234,9 +234,7 @@ class Searcher:
     def _want_embedded(self, results: list[Candidate]) -> None:
         """Ask the filling model for the results still lacking its vectors, best first."""
         if self.wanted is not None:
-            self.wanted.add(
-                [c.hit.chunk_id for c in reversed(results) if c.layer is None or c.layer != self._full().stage]
-            )
+            self.wanted.add([c.hit.chunk_id for c in reversed(results) if c.layer != self._full().stage])
 
     def _candidates(
         self, scope_ids: list[str], query: _Query, mode: str, where: HitFilter, fetch: int

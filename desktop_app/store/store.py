@@ -29,7 +29,7 @@ from .connection import (
     write_transaction,
 )
 from .migrations import check_version, migrate
-from .vec0_storage import Vec0Table
+from .vec0_storage import Vec0Table, id_array
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 # BM25 weights of the keyword index's columns: symbol names, path and enclosing symbol, body text.
@@ -343,7 +343,7 @@ class Store:
             "SELECT group_concat(chunk_id, ' ') FROM (SELECT fc.chunk_id FROM file_chunk fc "
             f"JOIN file f ON f.id = fc.file_id {named}GROUP BY fc.chunk_id ORDER BY max(f.mtime_ns) DESC, fc.chunk_id)"
         )[0][0]
-        ids = np.fromstring(text, dtype=np.int64, sep=" ") if text else np.zeros(0, dtype=np.int64)
+        ids = id_array(text)
         return ids[~np.isin(ids, self.vector_ids(model_id, names))].tolist()
 
     def stored_chunks(self, chunk_ids: Sequence[int]) -> list[StoredChunk]:
@@ -655,7 +655,7 @@ class Store:
             f"{join}WHERE fc.scope_id IN ({smarks}) AND {cond} ORDER BY fc.chunk_id)",
             (*scope_ids, *cargs),
         )[0][0]
-        return np.fromstring(text, dtype=np.int64, sep=" ") if text else np.zeros(0, dtype=np.int64)
+        return id_array(text)
 
     def covers_all_scopes(self, scope_ids: Sequence[str]) -> bool:
         """Whether these scopes are every scope in the store (the usual case: one indexed project)."""

@@ -24,6 +24,11 @@ _ROWID_COLUMNS = ("rowid", "id", "chunk_id", "chunk_offset")
 _VECTOR_COLUMNS = ("rowid", "vectors")
 
 
+def id_array(text: str | None) -> np.ndarray:
+    """int64 ids from a `group_concat(id, ' ')` (one string instead of a row each: a third of the time)."""
+    return np.fromstring(text, dtype=np.int64, sep=" ") if text else np.zeros(0, dtype=np.int64)
+
+
 class Vec0Table:
     """One float32 vec0 table (of `dims` dimensions) read in bulk, in rowid order."""
 
@@ -50,7 +55,7 @@ class Vec0Table:
         text = query_value_or_none(
             self._conn, str, f"SELECT group_concat(rowid, ' ') FROM (SELECT rowid FROM {source} ORDER BY rowid)"
         )
-        return np.fromstring(text, dtype=np.int64, sep=" ") if text else np.zeros(0, dtype=np.int64)
+        return id_array(text)
 
     def batches(self, after_id: int, batch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(rowids, read-only float32 matrix) of the vectors with rowid above `after_id`, ascending, in
