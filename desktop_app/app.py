@@ -18,7 +18,7 @@ from .desktop_entry import APP_ID, icon_files
 from .errors import UsageError
 from .indexing.file_selection import SelectionOptions
 from .indexing.indexer import IndexOptions
-from .store.store import default_db_path
+from .store.location import StoreLocation, default_location
 from .ui.app_settings import AppSettings
 from .ui.main_window import MIN_SIZE, MainWindow
 from .ui.refcount_guard import guard_singleton_refcounts
@@ -72,10 +72,9 @@ def application_icon() -> QIcon:
 
 def engine_config(args: argparse.Namespace, settings: AppSettings) -> EngineConfig:
     """The engine's configuration: command-line options first, then the user's saved settings."""
-    db = Path(args.db).expanduser() if args.db else default_db_path()
     provider = args.provider if args.provider != "auto" else settings.provider
     return EngineConfig(
-        db,
+        StoreLocation.of(args.db) if args.db else default_location(),
         model=args.model if args.model != "default" else settings.model,
         model_dir=args.model_dir or settings.model_dir,
         provider=provider,
@@ -109,7 +108,7 @@ async def take_screenshot(window: MainWindow, config: EngineConfig, root: Path, 
     window.resize(max(SCREENSHOT_SIZE[0], MIN_SIZE[0]), max(SCREENSHOT_SIZE[1], MIN_SIZE[1]))
     window.show()
     if not await window.start(config, interactive=False):
-        raise ScreenshotFailed(window.banner.text() or f"cannot open the index {config.db_path}")
+        raise ScreenshotFailed(window.banner.text() or f"cannot open the index {config.location}")
     stats = await window.open_project(root)
     if stats is None:
         raise ScreenshotFailed(window.banner.text() or f"could not index {root}")

@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
+from .cli_messages import explain
 from .desktop_entry import install_for_current_user
 from .embedding import ModelError
 from .embedding.choice import MODEL_CHOICES
@@ -37,8 +38,9 @@ from .search.request import (
     SearchFilters,
     SearchRequest,
 )
-from .store.connection import StoreError, StoreUnusable, busy_timeout_ms, move_aside
-from .store.store import check_store, default_db_path
+from .store.errors import StoreError, StoreUnusable
+from .store.location import StoreLocation, check_store, default_location, move_aside
+from .store.sqlite.connection import busy_timeout_ms
 from .worker.worker import EngineConfig, Worker
 
 _log = logging.getLogger(__name__)
@@ -181,13 +183,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
     except (SearchError, IndexingError) as exc:
-        return _fail(str(exc), EXIT_USAGE)
+        return _fail(explain(exc), EXIT_USAGE)
     except BrokenPipeError:
         # The reader went away (`quarry search ... | head`): stop quietly, as other command-line tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (StoreError, ModelError, LookupError, OSError) as exc:
-        return _fail(str(exc), EXIT_FAILURE)
+        return _fail(explain(exc), EXIT_FAILURE)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
 
@@ -223,8 +225,8 @@ def _folder_as_root(argv: list[str]) -> list[str]:
     return ["--root", folders[0], *argv[len(folders) :]]
 
 
-def _db_path(args: argparse.Namespace) -> Path:
-    return Path(args.db or default_db_path()).expanduser()
+def _location(args: argparse.Namespace) -> StoreLocation:
+    return StoreLocation.of(args.db) if args.db else default_location()
 
 
 def _worker(args: argparse.Namespace, index_options: IndexOptions | None = None) -> Worker:
@@ -237,11 +239,11 @@ def _worker(args: argparse.Namespace, index_options: IndexOptions | None = None)
             f"--model-dir {args.model_dir} is not a folder; give the folder holding model.onnx, "
             "tokenizer.json and quarry-model.json"
         )
-    db = _db_path(args)
-    if db.is_dir():
-        raise UsageError(f"{db} is a folder, not an index database; pass a file path with --db")
+    location = _location(args)
+    if location.path.is_dir():
+        raise UsageError(f"{location} is a folder, not an index database; pass a file path with --db")
     config = EngineConfig(
-        db,
+        location,
         model=args.model,
         model_dir=args.model_dir,
         provider=args.provider,
@@ -258,7 +260,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
         raise UsageError("--max-file-size must be a positive number of bytes")
     options = IndexOptions(selection=SelectionOptions(max_file_size=args.max_file_size), until=args.until)
     if args.rebuild:
-        _move_aside_if_unusable(_db_path(args))
+        _move_aside_if_unusable(_location(args))
     worker = _worker(args, options)
     try:
         progress = None if args.quiet else _ProgressPrinter()
@@ -278,9 +280,9 @@ def _cmd_index(args: argparse.Namespace) -> int:
     return 130 if stats.cancelled else 0
 
 
-def _move_aside_if_unusable(db: Path) -> None:
+def _move_aside_if_unusable(db: StoreLocation) -> None:
     """--rebuild: a store that cannot be used is moved aside (never deleted); a healthy one is kept."""
-    if not db.is_file():
+    if not db.path.is_file():
         return
     try:
         check_store(db)

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from desktop_app.store.connection import open_connection
+from desktop_app.store.sqlite.connection import open_connection
 
 REPO = Path(__file__).resolve().parent.parent
 QUARRY = [sys.executable, "-m", "desktop_app"]

@@ -6,7 +6,7 @@ import apsw
 
 from desktop_app.indexing.progress import ProgressReporter
 from desktop_app.search.request import SearchRequest
-from desktop_app.store.store import Store
+from desktop_app.store.sqlite.store import SqliteStore
 
 from . import mixed_repo
 
@@ -17,7 +17,7 @@ def _search(worker, root, query, **kw):
 
 def test_mixed_repo_indexes_exactly_source_docs_and_non_utf8(mixed_root, mixed_index):
     db, stats = mixed_index
-    store = Store(db)
+    store = SqliteStore(db)
     try:
         scope = store.scope_for_root(mixed_root.resolve())
         states = store.file_states(scope.id)

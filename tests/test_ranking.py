@@ -21,7 +21,7 @@ from desktop_app.search.evidence import (
 from desktop_app.search.pipeline import Searcher
 from desktop_app.search.query import parse
 from desktop_app.search.request import SearchRequest
-from desktop_app.store.store import Store
+from desktop_app.store.sqlite.store import SqliteStore
 
 # --- the evidence, piece by piece -------------------------------------------------------------------
 
@@ -151,7 +151,7 @@ def ranked_repo(tmp_path_factory, embedder):
     }.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
-    store = Store(tmp_path_factory.mktemp("ranking-db") / "index.db")
+    store = SqliteStore(tmp_path_factory.mktemp("ranking-db") / "index.db")
     Indexer(store, embedder).index(root)
     yield Searcher(store, embedder), root
     store.close()
@@ -191,7 +191,7 @@ def searcher_on_mixed(mixed_index, mixed_root, embedder, tmp_path_factory):
 
     db = tmp_path_factory.mktemp("ranking-mixed") / "index.db"
     shutil.copy(mixed_index[0], db)
-    store = Store(db)
+    store = SqliteStore(db)
     searcher = Searcher(store, embedder)
 
     def for_query(query: str):

@@ -19,7 +19,7 @@ import pytest
 from desktop_app.indexing.indexer import Indexer
 from desktop_app.search.pipeline import Searcher
 from desktop_app.search.request import SearchRequest
-from desktop_app.store.store import Store
+from desktop_app.store.sqlite.store import SqliteStore
 
 from .reliability import check_invariants, file_rows, quarry_as_nobody
 
@@ -101,7 +101,7 @@ def test_odd_files_are_indexed_or_skipped_with_a_reason(tmp_path, embedder):
     root.mkdir()
     _build(root)
     db = tmp_path / "index.db"
-    store = Store(db)
+    store = SqliteStore(db)
     try:
 
         def vanish_once_listed(progress) -> None:
@@ -132,7 +132,7 @@ def test_odd_files_are_indexed_or_skipped_with_a_reason(tmp_path, embedder):
     check_invariants(db, blank_files=True)
 
 
-def _assert_stored_text(store: Store, root: Path) -> None:
+def _assert_stored_text(store: SqliteStore, root: Path) -> None:
     rows = {
         path: row
         for path, *row in store._rows(

@@ -36,15 +36,15 @@ def ledger(tmp_path_factory) -> Path:
 _HELD_AT_SECOND_WRITE = """
 import sys, threading
 import desktop_app.cli as cli
-from desktop_app.store.store import Store
-write_batch, writes = Store.write_batch, []
+from desktop_app.store.sqlite.store import SqliteStore
+write_batch, writes = SqliteStore.write_batch, []
 def held(self, *args, **kwargs):
     if kwargs.get("files"):
         writes.append(1)
         if len(writes) > 1:
             threading.Event().wait()
     return write_batch(self, *args, **kwargs)
-Store.write_batch = held
+SqliteStore.write_batch = held
 sys.exit(cli.main(sys.argv[1:]))
 """
 

@@ -26,9 +26,10 @@ from desktop_app.indexing.file_selection import SelectionOptions
 from desktop_app.indexing.indexer import Indexer
 from desktop_app.indexing.source_reader import BINARY, MINIFIED, SkipFile, read_source
 from desktop_app.search.pipeline import Searcher
-from desktop_app.search.query import MAX_TERMS, STOPWORDS, fts_all, fts_any, parse
+from desktop_app.search.query import MAX_TERMS, STOPWORDS, any_terms, parse
 from desktop_app.search.request import SearchError, SearchRequest
-from desktop_app.store.store import ChunkRef, FileWrite, NewChunk, Store
+from desktop_app.store.rows import ChunkRef, FileWrite, NewChunk
+from desktop_app.store.sqlite.store import SqliteStore
 
 from .reliability import check_invariants, one_line_error, quarry
 from .test_chunking import check_invariants as check_chunks
@@ -90,7 +91,7 @@ hostile_text = st.one_of(st.text(), st.lists(st.sampled_from(FTS_SYNTAX)).map(""
 def store(mixed_index, tmp_path_factory):
     db = tmp_path_factory.mktemp("queries") / "index.db"
     shutil.copy(mixed_index[0], db)
-    store = Store(db)
+    store = SqliteStore(db)
     yield store
     store.close()
 
@@ -152,13 +153,12 @@ def test_the_model_reads_only_the_start_of_a_long_query(embedder):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(hostile_text)
 @example('"unbalanced NEAR(a b) foo* OR -x col:value')
-def test_any_query_parses_into_expressions_fts5_accepts(store, query):
+def test_any_query_parses_into_terms_the_keyword_index_accepts(store, query):
     parsed = parse(query)
     assert len(parsed.words) <= MAX_TERMS and len(parsed.identifiers) <= MAX_TERMS
     scope = store.list_scopes()[0].scope.id
-    for expression in (fts_all(parsed), fts_any(parsed)):
-        if expression is not None:
-            store.keyword_search([scope], expression, 5)  # raises StoreError if FTS5 rejects it
+    for terms, every_term in ((list(parsed.words), True), (any_terms(parsed), False)):
+        store.keyword_matches([scope], terms, every_term, 5)  # raises StoreError if FTS5 rejects its expression
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -176,7 +176,7 @@ def test_any_query_searches_without_error(store, mixed_root, query):
 @pytest.fixture(scope="module")
 def word_store(tmp_path_factory):
     """A fresh store with a 4-dimensional test model, to write one-word files into."""
-    store = Store(tmp_path_factory.mktemp("words") / "index.db")
+    store = SqliteStore(tmp_path_factory.mktemp("words") / "index.db")
     store.register_model("test-model", 4, "test")
     scope = store.create_scope("/words")
     yield store, scope.id
@@ -211,8 +211,8 @@ def test_a_word_in_a_file_is_found_by_searching_for_it(word_store, word):
             )
         ],
     )
-    expression = fts_any(parse(word))
-    assert expression is not None and store.keyword_search([scope], expression, 5), (word, expression)
+    terms = any_terms(parse(word))
+    assert store.keyword_matches([scope], terms, False, 5), (word, terms)
 
 
 # --- part 6: identifier splitting ---------------------------------------------------------------------
@@ -298,7 +298,7 @@ def test_a_tree_of_random_files_indexes_completely(tmp_path, embedder, seed):
     for i in range(40):
         (root / f"f{i}{rnd.choice(EXTENSIONS)}").write_bytes(_fuzz_bytes(rnd))
     db = tmp_path / "index.db"
-    store = Store(db)
+    store = SqliteStore(db)
     try:
         stats = Indexer(store, embedder).index(root)
         assert not stats.cancelled and stats.files_indexed + stats.files_skipped == 40, f"seed {seed}"

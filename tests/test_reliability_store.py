@@ -23,7 +23,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from desktop_app.store.connection import move_aside
+from desktop_app.store.sqlite.connection import move_aside
 
 from .reliability import check_invariants, chunks_without_vectors, one_line_error, quarry, quarry_as_nobody, write_tree
 

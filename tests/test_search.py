@@ -9,14 +9,14 @@ import pytest
 
 from desktop_app.search.pipeline import Searcher
 from desktop_app.search.request import SearchError, SearchFilters, SearchRequest
-from desktop_app.store.store import Store
+from desktop_app.store.sqlite.store import SqliteStore
 
 
 @pytest.fixture(scope="module")
 def searcher(mixed_index, embedder, tmp_path_factory):
     db = tmp_path_factory.mktemp("search-db") / "index.db"
     shutil.copy(mixed_index[0], db)
-    store = Store(db)
+    store = SqliteStore(db)
     yield Searcher(store, embedder)
     store.close()
 
@@ -144,7 +144,7 @@ def test_context_lines_come_from_disk_and_stale_files_say_so(tmp_path, mixed_roo
     db = index_copy
     from desktop_app.indexing.indexer import Indexer
 
-    store = Store(db)
+    store = SqliteStore(db)
     try:
         Indexer(store, embedder).index(root)
         searcher = Searcher(store, embedder)
@@ -184,7 +184,7 @@ def test_all_scopes_merges_and_labels_scopes(tmp_path, mixed_root, index_copy, e
     db = index_copy
     from desktop_app.indexing.indexer import Indexer
 
-    store = Store(db)
+    store = SqliteStore(db)
     try:
         Indexer(store, embedder).index(other)
         searcher = Searcher(store, embedder)

@@ -19,7 +19,7 @@ from desktop_app.indexing.indexer import Indexer, IndexOptions
 from desktop_app.indexing.progress import Progress, ProgressReporter
 from desktop_app.indexing.vector_fill import BATCH, VectorFiller, WantedChunks
 from desktop_app.search.request import SearchRequest
-from desktop_app.store.store import Store
+from desktop_app.store.sqlite.store import SqliteStore
 
 MODEL = "all-MiniLM-L6-v2-int8"
 
@@ -41,7 +41,7 @@ def test_each_stage_is_searchable_as_it_lands(tmp_path, mixed_root, worker_for):
 
     stats = run("keyword")
     assert stats.stages.keys() == {"keyword"} and stats.chunks_fast == 0 and stats.chunks_embedded == 0
-    store = Store(tmp_path / "index.db")
+    store = SqliteStore(tmp_path / "index.db")
     assert store.vector_count(MODEL) == 0 and store.vector_count(STATIC_MODEL_ID) == 0
     store.close()
 
@@ -53,7 +53,7 @@ def test_each_stage_is_searchable_as_it_lands(tmp_path, mixed_root, worker_for):
 
     stats = run("fast")
     assert stats.chunks_fast == stats.chunks_total and stats.chunks_embedded == 0
-    store = Store(tmp_path / "index.db")
+    store = SqliteStore(tmp_path / "index.db")
     named = store.vector_count(MODEL, names=True)
     assert stats.names_embedded == named > 0 and store.vector_count(MODEL) == 0  # the names' model vectors
     store.close()
@@ -105,14 +105,14 @@ class _Recording(StaticEmbedder):
         return super().embed_documents(texts)
 
 
-def _keyword_only_store(tmp_path: Path, files: dict[str, str], mtimes: dict[str, int] | None = None) -> Store:
+def _keyword_only_store(tmp_path: Path, files: dict[str, str], mtimes: dict[str, int] | None = None) -> SqliteStore:
     root = tmp_path / "src"
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
         if mtimes and name in mtimes:
             os.utime(root / name, ns=(mtimes[name], mtimes[name]))
-    store = Store(tmp_path / "index.db")
+    store = SqliteStore(tmp_path / "index.db")
     indexer = Indexer(store, StaticEmbedder(), IndexOptions(until="keyword"))
     indexer.index(root)
     return store
@@ -133,7 +133,7 @@ def test_chunks_a_search_asked_for_go_first_and_finished_batches_survive_a_stop(
     files = {f"m{i}.py": f"def function_number_{i}(x):\n    return x + {i}\n" for i in range(BATCH * 2 + 10)}
     store = _keyword_only_store(tmp_path, files, mtimes={"m7.py": 10**18})  # the oldest file: embedded last
     wanted = WantedChunks()
-    target = store.file_chunk_ids(store.list_scopes()[0].scope.id, ["m7.py"])
+    target = store.chunk_ids_of_files(store.list_scopes()[0].scope.id, ["m7.py"])
     wanted.add(target)
     model = _Recording()
     filler = VectorFiller(store, model, wanted=wanted)
@@ -200,7 +200,7 @@ def test_a_file_shown_in_the_preview_is_embedded_first(tmp_path, mixed_root, wor
     source = root / "src" / "http_client.py"
     assert worker.read_lines(source, hashlib.sha256(source.read_bytes()).hexdigest(), 1, 3, 0).result(timeout=60)
     wanted = worker.submit(lambda engine: engine.wanted.take(set(range(1 << 20)), 1000)).result(timeout=60)
-    store = Store(tmp_path / "index.db")
+    store = SqliteStore(tmp_path / "index.db")
     try:
         assert {c.path for c in store.stored_chunks(wanted)} == {"src/http_client.py"} and wanted
     finally:

@@ -9,12 +9,13 @@ import hashlib
 import numpy as np
 import pytest
 
-from desktop_app.search import pipeline, quantized_rows
+from desktop_app.search import pipeline
 from desktop_app.search.pipeline import Searcher
 from desktop_app.search.request import SearchRequest
-from desktop_app.search.vector_index import VectorIndex
-from desktop_app.store import vec0_storage
-from desktop_app.store.store import ChunkRef, FileWrite, HitFilter, NewChunk, Store
+from desktop_app.store.rows import ChunkRef, FileWrite, HitFilter, NewChunk
+from desktop_app.store.sqlite import quantized_rows, vec0_storage
+from desktop_app.store.sqlite.store import SqliteStore
+from desktop_app.store.sqlite.vector_index import VectorIndex
 
 MODEL = "test-random"
 DIMS = 384
@@ -28,7 +29,7 @@ def unit(rng: np.random.Generator, n: int, dims: int = DIMS) -> np.ndarray:
 class Corpus:
     """Writes files of chunks with random vectors and remembers every vector written, by chunk id."""
 
-    def __init__(self, store: Store, seed: int = 0, model: str = MODEL):
+    def __init__(self, store: SqliteStore, seed: int = 0, model: str = MODEL):
         self.store = store
         self.model = model
         self.rng = np.random.default_rng(seed)
@@ -108,7 +109,7 @@ def exact_top(
 
 @pytest.fixture
 def store(tmp_path):
-    s = Store(tmp_path / "index.db")
+    s = SqliteStore(tmp_path / "index.db")
     yield s
     s.close()
 

@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..store.store import Store
+from ..store.protocols import Store
 
 
 @dataclass(frozen=True)

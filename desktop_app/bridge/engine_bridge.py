@@ -19,7 +19,7 @@ from ..indexing.indexer import IndexStats
 from ..indexing.progress import Progress
 from ..search.request import SearchRequest
 from ..search.results import SearchResponse
-from ..store.store import ScopeSummary
+from ..store.rows import ScopeSummary
 from ..worker.worker import Engine, EngineConfig, IndexHandle, Worker
 from .dropped_paths import DroppedPath, inspect_dropped
 

@@ -6,9 +6,9 @@ import asyncio
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ..search.request import SearchError, SearchRequest
+from ..search.request import SearchRequest
 from ..search.results import SearchResponse
-from .engine_bridge import EngineBridge, EngineNotStarted
+from .engine_bridge import EngineBridge
 
 DEBOUNCE_MS = 150
 
@@ -17,7 +17,7 @@ class LiveSearch(QObject):
     """Runs the newest request only; `answered` and `failed` fire for the newest request only."""
 
     answered = Signal(int, object)  # sequence number, SearchResponse
-    failed = Signal(int, str)  # sequence number, one-line message for the user
+    failed = Signal(int, object)  # sequence number, the exception (the window words it for the user)
     started = Signal(int)  # a request left the debounce and went to the worker
 
     def __init__(self, bridge: EngineBridge, debounce_ms: int = DEBOUNCE_MS, parent: QObject | None = None):
@@ -78,15 +78,13 @@ class LiveSearch(QObject):
         self.started.emit(seq)
         try:
             response = await self._bridge.search(request)
-        except (SearchError, EngineNotStarted) as exc:
-            message = str(exc)
-        except Exception as exc:  # a failed search is reported, never left to kill the window
-            message = f"search failed: {type(exc).__name__}: {exc}"
+        except Exception as exc:  # reported for the window to word, never left to kill it
+            error: Exception = exc
         else:
             if seq != self._seq:
                 return None
             self.answered.emit(seq, response)
             return response
         if seq == self._seq:
-            self.failed.emit(seq, message)
+            self.failed.emit(seq, error)
         return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 
 from ..identifiers import expand_identifiers, split_identifier
-from ..store.store import StoredChunk
+from ..store.rows import StoredChunk
 from .chunk import Chunk
 
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..embedding.text_embedder import TextEmbedder
-from ..store.store import ChunkRef, FileState, FileWrite, NewChunk, Scope, SkippedFile, Store
+from ..store.protocols import Store
+from ..store.rows import ChunkRef, FileState, FileWrite, NewChunk, Scope, SkippedFile
 from .chunk import Chunk
 from .chunking import chunk_file
 from .documents import chunk_of, document_hash, document_header, document_text, keyword_fields

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from ..embedding.static_model import STATIC_MODEL_ID
 from ..embedding.text_embedder import TextEmbedder
-from ..store.store import Store
+from ..store.protocols import Store
 from .progress import Progress, ProgressReporter
 from .vector_fill import VectorFiller, WantedChunks
 

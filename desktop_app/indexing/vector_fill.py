@@ -11,13 +11,12 @@ One batch is with the model while the previous one is written.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..embedding.text_embedder import TextEmbedder
-from ..store.store import Store, StoredChunk
+from ..store.protocols import Store, VectorRow
+from ..store.rows import ChunkId, StoredChunk
 from .documents import chunk_of, document_text, name_text
 from .model_runner import ModelRunner, PendingVectors
 from .progress import ProgressReporter
@@ -32,16 +31,16 @@ class WantedChunks:
     """Chunk ids to embed before the rest, most recent request first; fed from the worker thread."""
 
     def __init__(self) -> None:
-        self._ids: dict[int, None] = {}
+        self._ids: dict[ChunkId, None] = {}
 
-    def add(self, chunk_ids: list[int]) -> None:
+    def add(self, chunk_ids: Sequence[ChunkId]) -> None:
         for cid in chunk_ids:
             self._ids.pop(cid, None)
             self._ids[cid] = None
 
-    def take(self, pending: set[int], limit: int) -> list[int]:
+    def take(self, pending: set[ChunkId], limit: int) -> list[ChunkId]:
         """Up to `limit` of the wanted ids still in `pending`, newest requests first."""
-        out: list[int] = []
+        out: list[ChunkId] = []
         for cid in reversed(list(self._ids)):
             del self._ids[cid]
             if cid in pending:
@@ -83,7 +82,7 @@ class VectorFiller:
         self.wanted = wanted or WantedChunks()
         self.names_only = names_only
         self._runner = ModelRunner(embedder, idle)
-        self._named: set[int] = set()  # chunks whose name vector exists already (not embedded again)
+        self._named: set[ChunkId] = set()  # chunks whose name vector exists already (not embedded again)
 
     def close(self) -> None:
         self._runner.close()
@@ -121,7 +120,7 @@ class VectorFiller:
                 return result
             in_flight = started
 
-    def _start(self, ids: list[int]) -> _Batch:
+    def _start(self, ids: list[ChunkId]) -> _Batch:
         # A chunk may have been collected (its file deleted) since the order was read: skip it.
         chunks = self.store.stored_chunks(ids)
         documents = [chunk_of(c) for c in chunks]
@@ -146,7 +145,7 @@ class VectorFiller:
         count = len(batch.chunks)
         code = iter(vectors[:count]) if batch.with_code else None
         name_vectors = iter(vectors[count if batch.with_code else 0 :])
-        rows: list[tuple[int, np.ndarray | None, np.ndarray | None]] = [
+        rows: list[VectorRow] = [
             (c.chunk_id, next(code) if code else None, next(name_vectors) if batch.named[i] else None)
             for i, c in enumerate(batch.chunks)
         ]

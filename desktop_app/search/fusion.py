@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..store.store import Hit
+from ..store.rows import Hit
 from .evidence import (
     KEYWORD_WEIGHT_FAST,
     PATH_WEIGHT,
@@ -65,16 +65,6 @@ class Candidate:
 def similarity(code_cosine: float, name_cosine: float | None) -> float:
     blend = (1 - NAME_WEIGHT) * code_cosine + NAME_WEIGHT * max(0.0, name_cosine or 0.0)
     return min(1.0, max(0.0, blend))
-
-
-def keyword_strengths(ranks: list[tuple[int, float]]) -> dict[int, float]:
-    """BM25 ranks (lower is better, negative) to 0..1 relative to the best one."""
-    if not ranks:
-        return {}
-    best = min(r for _, r in ranks)
-    if best >= 0:
-        return {fid: 1.0 for fid, _ in ranks}
-    return {fid: max(0.0, r / best) for fid, r in ranks}
 
 
 def blend(c: Candidate, mode: str, keyword_weight: float = 0.0) -> float:

@@ -13,16 +13,15 @@ import numpy as np
 from ..embedding.static_model import STATIC_MODEL_ID
 from ..embedding.text_embedder import TextEmbedder
 from ..indexing.vector_fill import WantedChunks
-from ..store.store import HistoryEntry, HitFilter, Scope, Store
+from ..store.protocols import Store, VectorSearch
+from ..store.rows import ChunkId, HistoryEntry, HitFilter, PlaceId, Scope
 from .context import FileLines, expand
 from .dedup import merge_overlapping, merge_units
 from .embedding_cache import QueryEmbeddingCache
-from .fusion import Candidate, definition_key, keyword_strengths, rank_scores, similarity
-from .keyword_plan import bounded_any
-from .query import ParsedQuery, fts_all, parse
-from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRequest, validate
+from .fusion import Candidate, definition_key, rank_scores, similarity
+from .query import ParsedQuery, any_terms, parse
+from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRemedy, SearchRequest, validate
 from .results import Coverage, SearchResponse, SearchResult
-from .vector_index import VectorIndex
 
 # Seconds of vector loading at a time while warming up, between which waiting searches are answered.
 WARM_UP_SLICE_S = 0.1
@@ -45,7 +44,7 @@ class _Layer:
     def __init__(self, store: Store, embedder: TextEmbedder):
         self.embedder = embedder
         self.cache = QueryEmbeddingCache(embedder.embed_query)
-        self.index = VectorIndex(store, embedder.model_id, embedder.dims)
+        self.index: VectorSearch = store.vector_search(embedder.model_id, embedder.dims)
         # The stage results name: the fast model's vectors are "fast" also when it is the chosen model.
         self.stage = "fast" if embedder.model_id == STATIC_MODEL_ID else "full"
 
@@ -98,8 +97,9 @@ class Searcher:
         if req.filters.changed_only and any(s.type != "worktree" for s in scopes):
             main = next(s for s in scopes if s.type != "worktree")
             raise SearchError(
-                f"--changed compares a worktree with its main repository, but {main.root} is not "
-                "a worktree scope; search a linked worktree with --root"
+                f"changed-only search compares a worktree with its main repository, but {main.root} is not "
+                "a worktree scope",
+                SearchRemedy.PASS_WORKTREE,
             )
         response = SearchResponse(req.query, req.mode, effective_mode=req.mode)
         response.partial = any(s.root in indexing_roots for s in scopes)
@@ -181,14 +181,14 @@ class Searcher:
         if req.all_scopes and not req.roots:
             scopes = [s.scope for s in self.store.list_scopes()]
             if not scopes:
-                raise SearchError("nothing is indexed yet; run `quarry index PATH` first")
+                raise SearchError("nothing is indexed yet", SearchRemedy.INDEX_FIRST)
             return scopes
         scopes = []
         for root in req.roots:
             resolved = Path(root).expanduser().resolve()
             scope = self.store.scope_for_root(resolved)
             if scope is None:
-                raise SearchError(f"{resolved} is not indexed; run `quarry index {resolved}` first")
+                raise SearchError(f"{resolved} is not indexed", SearchRemedy.INDEX_FIRST, str(resolved))
             scopes.append(scope)
         return scopes
 
@@ -240,7 +240,7 @@ class Searcher:
         self, scope_ids: list[str], query: _Query, mode: str, where: HitFilter, fetch: int
     ) -> tuple[list[Candidate], bool]:
         """Candidates by file_chunk id, and whether every retriever returned all it had."""
-        by_id: dict[int, Candidate] = {}
+        by_id: dict[PlaceId, Candidate] = {}
         exhausted = True
         scan: Future | None = None
         if query.vector is not None:
@@ -261,14 +261,14 @@ class Searcher:
             exhausted &= all(len(found) < fetch for found in nearest[::2])  # the code-vector lists
             chunk_ids = list(dict.fromkeys(cid for found in nearest for cid, _ in found))
             for hit in self.store.hits_for_chunks(scope_ids, chunk_ids, where):
-                by_id[hit.file_chunk_id] = Candidate(hit, found_semantic=True)
+                by_id[hit.place_id] = Candidate(hit, found_semantic=True)
         if keyword is not None:
             exhausted &= self._add_keyword_candidates(by_id, *keyword, fetch)
         if query.vector is not None:
             self._fill_similarity(by_id, query)
         return list(by_id.values()), exhausted
 
-    def _nearest(self, query: _Query, allowed: np.ndarray | None, fetch: int) -> list[list[tuple[int, float]]]:
+    def _nearest(self, query: _Query, allowed: np.ndarray | None, fetch: int) -> list[list[tuple[ChunkId, float]]]:
         """Nearest chunks by code and by name vectors in the active model's layer, then, among the chunks it
         does not cover yet, in the fast layer."""
         assert query.vector is not None
@@ -285,29 +285,36 @@ class Searcher:
 
     def _keyword_side(
         self, scope_ids: list[str], parsed: ParsedQuery, mode: str, where: HitFilter, fetch: int
-    ) -> tuple[list[int], list[tuple[int, float]]]:
-        """(file_chunk ids whose symbol is named in the query, (file_chunk id, bm25) keyword matches)."""
+    ) -> tuple[list[PlaceId], list[tuple[PlaceId, float]]]:
+        """(places whose symbol is named in the query, (place, strength 0..1) keyword matches)."""
         names = list(parsed.identifiers)
         if parsed.looks_like_identifier and parsed.text not in names:
             names.append(parsed.text)
         symbol_ids = self.store.symbol_matches(scope_ids, names, fetch, where) if names else []
-        # Exact mode wants every word; hybrid lets BM25 weigh partial matches against the semantic side.
-        any_word = bounded_any(parsed, self.store.keyword_row_counts)
-        expressions = [fts_all(parsed), any_word] if mode == "exact" else [any_word]
-        ranks: list[tuple[int, float]] = []
-        for expr in filter(None, expressions):
-            ranks = self.store.keyword_search(scope_ids, expr, fetch, where)
-            if len(ranks) >= fetch // 5:
+        # Exact mode wants every word (and falls back to any when that finds little); hybrid lets the
+        # keyword strengths weigh partial matches against the semantic side.
+        attempts = [(list(parsed.words), True), (any_terms(parsed), False)] if mode == "exact" else []
+        attempts = attempts or [(any_terms(parsed), False)]
+        matches: list[tuple[PlaceId, float]] = []
+        for terms, every_term in attempts:
+            if not terms:
+                continue
+            matches = self.store.keyword_matches(scope_ids, terms, every_term, fetch, where)
+            if len(matches) >= fetch // 5:
                 break
-        return symbol_ids, ranks
+        return symbol_ids, matches
 
     def _add_keyword_candidates(
-        self, by_id: dict[int, Candidate], symbol_ids: list[int], ranks: list[tuple[int, float]], fetch: int
+        self,
+        by_id: dict[PlaceId, Candidate],
+        symbol_ids: list[PlaceId],
+        matches: list[tuple[PlaceId, float]],
+        fetch: int,
     ) -> bool:
-        strengths = keyword_strengths(ranks)
+        strengths = dict(matches)
         new_ids = [fid for fid in [*symbol_ids, *strengths] if fid not in by_id]
-        for hit in self.store.hits_by_id(list(dict.fromkeys(new_ids))):
-            by_id[hit.file_chunk_id] = Candidate(hit)
+        for hit in self.store.hits_for_places(list(dict.fromkeys(new_ids))):
+            by_id[hit.place_id] = Candidate(hit)
         for fid, strength in strengths.items():
             by_id[fid].keyword = strength
             by_id[fid].found_keyword = True
@@ -317,9 +324,9 @@ class Searcher:
             c.exact_symbol = c.hit.symbol_type != "heading"
             c.found_keyword = True
             c.keyword = max(c.keyword, 1.0)
-        return len(ranks) < fetch and len(symbol_ids) < fetch
+        return len(matches) < fetch and len(symbol_ids) < fetch
 
-    def _fill_similarity(self, by_id: dict[int, Candidate], query: _Query) -> None:
+    def _fill_similarity(self, by_id: dict[PlaceId, Candidate], query: _Query) -> None:
         """Give every candidate its similarity, however it was found, so fusion compares like with like:
         the active model's where the chunk has its vector, else the fast model's on the same scale (with the
         active model's name vector where there is one)."""
@@ -328,8 +335,8 @@ class Searcher:
         full = self._full().index
         code = full.similarities(query.vector, chunk_ids)
         names = full.similarities(query.vector, chunk_ids, names=True)
-        fast_code: dict[int, float] = {}
-        fast_names: dict[int, float] = {}
+        fast_code: dict[ChunkId, float] = {}
+        fast_names: dict[ChunkId, float] = {}
         if query.fast_vector is not None and self.fast is not None:
             rest = [cid for cid in chunk_ids if cid not in code]
             fast_code = self.fast.index.similarities(query.fast_vector, rest)

@@ -1,9 +1,8 @@
-"""Turning a user's query into keyword-index (FTS5) expressions that can never be a syntax error.
+"""Turning a user's query into the words and identifiers the keyword and symbol-name retrievers look for.
 
-Every term is quoted, so characters such as `*`, `"`, `(`, `-`, `:` or `NEAR` in a query are
-searched for as text rather than read as FTS5 operators. A pasted page of text keeps only its first
-MAX_TERMS distinct words and identifiers, so its keyword query stays fast (the model reads only the
-first few hundred tokens of it anyway).
+A pasted page of text keeps only its first MAX_TERMS distinct words and identifiers, so its keyword query
+stays fast (the model reads only the first few hundred tokens of it anyway). Characters such as `*`, `"`
+or `-` are never operators: the store searches for the terms as text.
 """
 
 from __future__ import annotations
@@ -95,7 +94,7 @@ STOPWORDS = frozenset(
 @dataclass(frozen=True)
 class ParsedQuery:
     text: str
-    words: tuple[str, ...]  # content words, identifiers split, stopwords dropped (FTS5 folds case)
+    words: tuple[str, ...]  # content words, identifiers split, stopwords dropped (the store folds case)
     identifiers: tuple[str, ...]  # whole identifiers as typed (`read_file`, `JSONDecoder`, `a.b.c` -> c)
     looks_like_identifier: bool  # the whole query is one identifier or dotted path
 
@@ -107,10 +106,6 @@ def _looks_like_code(token: str) -> bool:
         and not token.isupper()
         or (token.isupper() and "_" in token)
     )
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
 
 
 def parse(query: str) -> ParsedQuery:
@@ -129,7 +124,7 @@ def parse(query: str) -> ParsedQuery:
         if tok.lower() not in STOPWORDS and (
             not content or "".join(parts) != tok.replace("_", "").lower() or not tok.isascii()
         ):
-            # as typed: FTS5 folds case with its own tables, which differ from str.lower() (e.g. Cherokee)
+            # as typed: the keyword index folds case with its own tables, which differ from str.lower() (e.g. Cherokee)
             words.append(tok)
     single = bool(_IDENTIFIER.match(text)) and " " not in text
     if single:
@@ -141,12 +136,6 @@ def parse(query: str) -> ParsedQuery:
     )
 
 
-def fts_all(parsed: ParsedQuery) -> str | None:
-    """Every content word must appear (in any column)."""
-    return " AND ".join(_quote(w) for w in parsed.words) if parsed.words else None
-
-
-def fts_any(parsed: ParsedQuery) -> str | None:
-    """Any content word or whole identifier may appear; BM25 orders by how many and how rare."""
-    terms = list(dict.fromkeys([*parsed.words, *(i.lower() for i in parsed.identifiers)]))
-    return " OR ".join(_quote(t) for t in terms) if terms else None
+def any_terms(parsed: ParsedQuery) -> list[str]:
+    """The terms of an "any word" keyword search: content words, then whole identifiers."""
+    return list(dict.fromkeys([*parsed.words, *(i.lower() for i in parsed.identifiers)]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +11,7 @@ import pathspec
 
 from ..indexing.chunk import CHUNK_TYPES
 from ..indexing.languages import LANGUAGES
-from ..store.store import HitFilter
+from ..store.rows import HitFilter
 
 MODES = ("hybrid", "semantic", "exact")
 MAX_K = 100
@@ -20,8 +21,23 @@ MIN_SEMANTIC_CHARS = 3
 _SYMBOL_TYPE = re.compile(r"[a-z_]+")
 
 
+class SearchRemedy(enum.Enum):
+    """What the user can do about a SearchError, where each front end says it its own way."""
+
+    NAME_SCOPE = "name_scope"  # say which indexed folder to search (or every one)
+    INDEX_FIRST = "index_first"  # index `subject` (a folder), or any folder when None
+    PASS_FOLDER = "pass_folder"  # name the indexed folder rather than a file in it
+    PASS_WORKTREE = "pass_worktree"  # name a linked worktree
+
+
 class SearchError(ValueError):
-    """Bad search input; the message is one line saying what is wrong and what to do."""
+    """Bad search input; the message is one line saying what is wrong (and, when the same for every front
+    end, what to do). `remedy` names what the front end should add; `subject` is the path it concerns."""
+
+    def __init__(self, problem: str, remedy: SearchRemedy | None = None, subject: str | None = None):
+        super().__init__(problem)
+        self.remedy = remedy
+        self.subject = subject
 
 
 @dataclass(frozen=True)
@@ -99,10 +115,10 @@ def validate(request: SearchRequest) -> SearchRequest:
     if not 0 < request.overlap_threshold <= 1:
         raise SearchError("the overlap threshold must be above 0 and at most 1")
     if not request.roots and not request.all_scopes:
-        raise SearchError("say which project to search: pass --root PATH or --all-scopes")
+        raise SearchError("no project was named to search", SearchRemedy.NAME_SCOPE)
     for root in request.roots:
         if Path(root).expanduser().is_file():
-            raise SearchError(f"{root} is a file; pass the indexed folder that contains it with --root")
+            raise SearchError(f"{root} is a file, not an indexed folder", SearchRemedy.PASS_FOLDER, str(root))
     _validate_filters(request.filters)
     return SearchRequest(**{**request.__dict__, "query": query})
 
@@ -120,7 +136,7 @@ def _validate_filters(f: SearchFilters) -> None:
         raise SearchError(f"min score must be between 0 and 1 (got {f.min_score})")
     for pattern in f.globs:
         if not pattern.strip():
-            raise SearchError("an empty --glob pattern matches nothing; remove it or give a pattern")
+            raise SearchError("an empty path pattern matches nothing; remove it or give a pattern")
         try:
             pathspec.GitIgnoreSpec.from_lines([pattern])
         except (ValueError, TypeError) as exc:

@@ -7,7 +7,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QLabel, QStatusBar
 
 from ..search.results import Coverage
-from ..store.store import ScopeSummary
+from ..store.rows import ScopeSummary
 
 
 def coverage_text(coverage: Coverage) -> str:

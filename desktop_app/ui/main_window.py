@@ -49,12 +49,14 @@ from ..indexing.progress import Progress
 from ..logs import log_dir
 from ..search.request import MODES, SearchFilters, SearchRequest
 from ..search.results import SearchResponse, SearchResult
-from ..store.connection import StoreError, StoreUnusable, move_aside
-from ..store.store import ScopeSummary
+from ..store.errors import StoreError, StoreUnusable
+from ..store.location import move_aside
+from ..store.rows import ScopeSummary
 from ..worker.worker import EngineConfig
 from . import editor_launcher
 from .app_settings import AppSettings
 from .engine_status import EngineStatus
+from .error_text import describe_error, search_failure
 from .filters_dialog import FiltersDialog, describe
 from .notice_banner import NoticeBanner
 from .preview_pane import IDLE_MESSAGE, PreviewPane, PreviewTarget
@@ -270,20 +272,20 @@ class MainWindow(QMainWindow):
         except StoreUnusable as exc:
             if not interactive or not await self._ask(
                 "The index cannot be used",
-                f"{exc}.\n\nMove it aside (nothing is deleted) and build a fresh index?",
+                f"{describe_error(exc)}\n\nMove it aside (nothing is deleted) and build a fresh index?",
                 QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
             ):
-                self.show_message(str(exc), "error")
+                self.show_message(describe_error(exc), "error")
                 return False
             moved = await asyncio.get_running_loop().run_in_executor(None, move_aside, exc.path)
             self.show_message(f"The old index was moved to {moved}; folders are indexed again as you open them.")
             await self.bridge.start(config)
         except StoreError as exc:
-            self.show_message(str(exc), "error")
+            self.show_message(describe_error(exc), "error")
             if interactive:
-                await self._ask("The index cannot be opened", str(exc), QMessageBox.StandardButton.Close)
+                await self._ask("The index cannot be opened", describe_error(exc), QMessageBox.StandardButton.Close)
             return False
-        self.statusBar().showMessage(f"Index: {config.db_path}", 5000)
+        self.statusBar().showMessage(f"Index: {config.location}", 5000)
         await self.refresh_projects()
         if assumed and self.project == assumed and assumed not in self.scopes:
             self.forget_project()  # it is no longer in this index
@@ -613,7 +615,7 @@ class MainWindow(QMainWindow):
         else:
             self.banner.clear_notice()
 
-    def _on_search_failed(self, _seq: int, message: str) -> None:
+    def _on_search_failed(self, _seq: int, error: Exception) -> None:
         self.tree.clear_results()
         if self.project in self.bridge.indexing_roots:
             # The first index run has not created the project's scope yet; try again once files are in.
@@ -624,7 +626,7 @@ class MainWindow(QMainWindow):
                 "warning",
             )
         else:
-            self.show_message(message[0].upper() + message[1:], "error")
+            self.show_message(search_failure(error), "error")
 
     def clear_search(self) -> None:
         self.live.clear()

@@ -32,11 +32,21 @@ from ..search.context import FileLines, expand
 from ..search.pipeline import Searcher
 from ..search.request import SearchError, SearchRequest
 from ..search.results import SearchResponse
-from ..store.store import HistoryEntry, ScopeSummary, Store
+from ..store.location import StoreLocation, open_store
+from ..store.rows import HistoryEntry, ScopeSummary
 
 _log = logging.getLogger(__name__)
 # Failures that are the user's input, explained by the front end; other job failures go to the log too.
 _USER_ERRORS = (SearchError, IndexingError, LookupError)
+
+
+class ScopeNotFound(LookupError):
+    """A folder named as an indexed scope is not one."""
+
+    def __init__(self, root: Path | str):
+        super().__init__(f"{root} is not an indexed scope")
+        self.root = root
+
 
 PRIORITY_SEARCH = 0
 PRIORITY_QUERY = 1
@@ -45,11 +55,15 @@ PRIORITY_INDEX = 2
 
 @dataclass(frozen=True)
 class EngineConfig:
-    db_path: Path
+    store: StoreLocation | Path | str  # where the index lives (a SQLite file's path)
     model: str = "default"  # "default" (contextual) or "fast" (static); see embedding.choice
     model_dir: Path | None = None  # a model folder, instead of `model`
     provider: str = "auto"  # "auto" | "cpu" | "cuda" | "coreml"
     index_options: IndexOptions = field(default_factory=IndexOptions)
+
+    @property
+    def location(self) -> StoreLocation:
+        return StoreLocation.of(self.store)
 
 
 class Engine:
@@ -57,7 +71,7 @@ class Engine:
 
     def __init__(self, config: EngineConfig, idle: Callable[[], None]):
         self.config = config
-        self.store = Store(config.db_path)
+        self.store = open_store(config.location)
         self.model_error: str | None = None
         # The fast static model: stage 2 of every index run, and the semantic layer of chunks the configured
         # model has not reached yet. It ships with Quarry and loads in a fraction of a second.
@@ -141,7 +155,7 @@ class Engine:
         )
         key = str(Path(root).expanduser().resolve())
         self.indexing_roots.add(key)
-        _log.info("indexing %s into %s", key, self.config.db_path)
+        _log.info("indexing %s into %s", key, self.config.location)
         try:
             stats = indexer.index(root, progress, should_stop)
             if "full" in stats.stages and self.needs_reembed:
@@ -168,7 +182,7 @@ class Engine:
         for folder in path.parents:
             scope = self.store.scope_for_root(folder)
             if scope is not None:
-                self.wanted.add(self.store.file_chunk_ids(scope.id, [path.relative_to(folder).as_posix()]))
+                self.wanted.add(self.store.chunk_ids_of_files(scope.id, [path.relative_to(folder).as_posix()]))
                 return
 
     def close(self) -> None:
@@ -268,7 +282,7 @@ class Worker:
         key = str(Path(root).expanduser().resolve())
         with self._cond:
             if self._watcher is None:
-                self._watcher = ChangeWatcher(self._changed, ignore=_db_files(self.config.db_path))
+                self._watcher = ChangeWatcher(self._changed, ignore=self.config.location.local_files())
             self._on_indexed[key] = on_indexed
         self._watcher.watch(Path(key))
 
@@ -308,7 +322,7 @@ class Worker:
         def job(engine: Engine) -> int:
             scope = engine.store.scope_for_root(Path(root).expanduser().resolve())
             if scope is None:
-                raise LookupError(f"{root} is not an indexed scope; `quarry scopes` lists them")
+                raise ScopeNotFound(root)
             return engine.store.remove_scope(scope.id)
 
         return self.submit(job)
@@ -399,11 +413,6 @@ class Worker:
         for job in jobs:
             if job.future.set_running_or_notify_cancel():
                 job.future.set_exception(exc)
-
-
-def _db_files(db: Path) -> list[Path]:
-    db = Path(db).expanduser().resolve()
-    return [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
 
 
 __all__ = [

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from desktop_app.embedding import Embedder  # noqa: E402
 from desktop_app.indexing.documents import chunk_of, document_text, name_text  # noqa: E402
 from desktop_app.indexing.progress import Progress  # noqa: E402
-from desktop_app.store.store import Store  # noqa: E402
+from desktop_app.store.sqlite.store import SqliteStore  # noqa: E402
 from desktop_app.worker.worker import EngineConfig, Worker  # noqa: E402
 
 # Source bytes per chunk of the standard library with the default model (2,588 chunks from 0.8 MB).
@@ -56,7 +56,7 @@ def copy_tree(src: Path, dest: Path, chunks: int) -> int:
 
 def raw_tokens_per_s(db: Path) -> tuple[float, int]:
     """The bare model's throughput on the first RAW_SAMPLE documents (and symbol names) of the store."""
-    store = Store(db)
+    store = SqliteStore(db)
     try:
         ids = store.chunks_without_vectors("none")[:RAW_SAMPLE]  # every chunk lacks a vector of no model
         chunks = store.stored_chunks(ids)

@@ -27,7 +27,7 @@ from desktop_app.indexing.documents import document_text, name_text  # noqa: E40
 from desktop_app.indexing.file_selection import select_files  # noqa: E402
 from desktop_app.indexing.indexer import Indexer  # noqa: E402
 from desktop_app.indexing.source_reader import SkipFile, read_source  # noqa: E402
-from desktop_app.store.store import Store  # noqa: E402
+from desktop_app.store.sqlite.store import SqliteStore  # noqa: E402
 
 
 def embedded_texts(root: Path, indexer: Indexer) -> list[str]:
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="quarry-bench-") as tmp:
         embedder = Embedder()
         embedder.load()
-        store = Store(Path(tmp) / "index.db")
+        store = SqliteStore(Path(tmp) / "index.db")
         indexer = Indexer(store, embedder)
         started, cpu0 = time.perf_counter(), cpu_seconds()
         stats = indexer.index(args.path)

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from desktop_app.embedding import Embedder  # noqa: E402
 from desktop_app.indexing.indexer import Indexer  # noqa: E402
-from desktop_app.store.store import Store  # noqa: E402
+from desktop_app.store.sqlite.store import SqliteStore  # noqa: E402
 
 
 def build_tree(root: Path, files: int) -> Path:
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     root = build_tree(Path(tempfile.gettempdir()) / f"quarry-bench-tree-{args.files}", args.files)
     with tempfile.TemporaryDirectory(prefix="quarry-bench-") as tmp:
-        store = Store(Path(tmp) / "index.db")
+        store = SqliteStore(Path(tmp) / "index.db")
         indexer = Indexer(store, Embedder())
         started = time.perf_counter()
         first = indexer.index(root)

@@ -30,7 +30,7 @@ from synthetic_corpus import MODEL_ID, ROOT, STOP, Vocabulary, build, draw_words
 
 from desktop_app.search.pipeline import Searcher  # noqa: E402
 from desktop_app.search.request import SearchFilters, SearchRequest  # noqa: E402
-from desktop_app.store.store import Store  # noqa: E402
+from desktop_app.store.sqlite.store import SqliteStore  # noqa: E402
 
 FILTERS = [
     SearchFilters(languages=("python",)),
@@ -129,7 +129,7 @@ def _rebatched(
         yield np.concatenate(ids), np.concatenate(rows)
 
 
-def exact_nearest(store: Store, names: bool, queries: np.ndarray, masks: list[np.ndarray], k: int) -> list[set]:
+def exact_nearest(store: SqliteStore, names: bool, queries: np.ndarray, masks: list[np.ndarray], k: int) -> list[set]:
     """Exact top-k chunk ids per query among its allowed ids (masks: bool by chunk id), streaming the store."""
     best_sims = np.full((len(queries), k), -np.inf, dtype=np.float32)
     best_ids = np.zeros((len(queries), k), dtype=np.int64)
@@ -179,7 +179,7 @@ def run(args: argparse.Namespace) -> dict:
     rss_before = rss_mb()
 
     started = time.perf_counter()
-    store = Store(db)
+    store = SqliteStore(db)
     searcher = Searcher(store, vectors)
     early: dict = {}
 

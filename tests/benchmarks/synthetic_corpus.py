@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from desktop_app.identifiers import expand_identifiers, split_identifier
-from desktop_app.store.store import ChunkRef, FileWrite, NewChunk, Store
+from desktop_app.store.rows import ChunkRef, FileWrite, NewChunk
+from desktop_app.store.sqlite.store import SqliteStore
 
 MODEL_ID = "bench-random-unit"
 ROOT = "/bench/repo"
@@ -303,7 +304,7 @@ class CorpusWriter:
 
 def build(db: Path, n_chunks: int, dims: int) -> None:
     """Write a store of exactly `n_chunks` chunks at `db` (which must not exist yet)."""
-    store = Store(db)
+    store = SqliteStore(db)
     try:
         store.register_model(MODEL_ID, dims, "benchmark")
         scope = store.create_scope(ROOT)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import apsw
 
-from .connection import REBUILD_HINT, StoreError, StoreUnusable, query_value, write_transaction
+from ..errors import Remedy, StoreError, StoreUnusable
+from .connection import query_value, write_transaction
 
 MIGRATIONS: list[str] = [
     # 1: scopes, files, chunks, file->chunk mappings, keyword index, models, search history
@@ -110,10 +111,8 @@ def check_version(conn: apsw.Connection, path: Path) -> int:
         raise StoreUnusable(
             path,
             f"was written by a newer Quarry (schema {version}; this build reads up to {SCHEMA_VERSION})",
-            f"upgrade Quarry, or {REBUILD_HINT}",
+            (Remedy.UPGRADE, Remedy.REBUILD),
         )
     if version == 0 and query_value(conn, int, "SELECT count(*) FROM sqlite_schema"):
-        raise StoreError(
-            f"{path} is another program's SQLite database, not a Quarry index; choose another file with --db"
-        )
+        raise StoreError(f"{path} is another program's SQLite database, not a Quarry index", (Remedy.OTHER_STORE,))
     return version

@@ -1,35 +1,45 @@
-"""All reads and writes of Quarry's index; nothing above this module writes SQL.
+"""The SQLite store: Quarry's index in one file, with sqlite-vec for vectors and FTS5 for keywords.
 
-A Store wraps one apsw connection and is used from one thread at a time (the worker).
+A SqliteStore wraps one apsw connection and is used from one thread at a time (the worker). Nothing
+outside store/sqlite/ writes SQL.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import secrets
 import time
 from collections.abc import Generator, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
 import apsw
 import numpy as np
 
-from . import path_globs
-from .connection import (
-    StoreError,
-    StoreUnusable,
-    open_connection,
-    store_error,
-    translate_errors,
-    use_wal,
-    write_transaction,
+from ..errors import Remedy, StoreError, StoreUnusable
+from ..protocols import VectorRow, VectorSearch
+from ..rows import (
+    NO_FILTER,
+    ChunkId,
+    FileState,
+    FileWrite,
+    HistoryEntry,
+    Hit,
+    HitFilter,
+    NewChunk,
+    PlaceId,
+    Scope,
+    ScopeSummary,
+    SkippedFile,
+    StoredChunk,
 )
+from . import fts_query, path_globs
+from .connection import open_connection, store_error, translate_errors, use_wal, write_transaction
+from .filters import filter_sql
 from .migrations import check_version, migrate
 from .vec0_storage import Vec0Table, id_array
+from .vector_index import VectorIndex
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 # BM25 weights of the keyword index's columns: symbol names, path and enclosing symbol, body text.
@@ -48,172 +58,8 @@ def new_ulid() -> str:
     return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
 
 
-@dataclass(frozen=True)
-class Scope:
-    id: str
-    type: str  # "main" | "worktree"
-    root: str
-    parent_id: str | None
-    created_at: float
-    last_indexed_at: float | None
-
-
-@dataclass(frozen=True)
-class ScopeSummary:
-    scope: Scope
-    files: int
-    chunks: int
-
-
-@dataclass(frozen=True)
-class FileState:
-    path: str
-    size: int
-    mtime_ns: int
-    sha256: str | None
-    status: str  # "indexed" | "skipped"
-
-
-@dataclass(frozen=True)
-class ChunkRef:
-    """One chunk's place in one file, plus the keyword-index text for that place."""
-
-    chunk_hash: str
-    ordinal: int
-    start_line: int
-    end_line: int
-    chunk_type: str
-    symbol_name: str | None
-    symbol_type: str | None
-    parent_symbol: str | None
-    fts_symbol: str
-    fts_path: str
-    fts_body: str
-
-
-@dataclass(frozen=True)
-class FileWrite:
-    path: str
-    size: int
-    mtime_ns: int
-    sha256: str
-    language: str
-    chunks: list[ChunkRef] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class NewChunk:
-    hash: str
-    text: str
-    token_count: int
-    # A first index writes chunks without vectors (stage 1: keyword search at once); the vector layers
-    # fill them in afterwards with add_vectors().
-    vector: np.ndarray | None = None
-    name_vector: np.ndarray | None = None  # embedding of the symbol's name text, for chunks defining one
-
-
-@dataclass(frozen=True)
-class StoredChunk:
-    """A stored chunk at one place it is used: enough to rebuild its Chunk and the document that was embedded."""
-
-    chunk_id: int
-    chunk_hash: str
-    path: str
-    ordinal: int
-    start_line: int
-    end_line: int
-    chunk_type: str
-    symbol_name: str | None
-    symbol_type: str | None
-    parent_symbol: str | None
-    text: str
-    token_count: int
-
-
 _STORED_COLUMNS = """c.id, c.hash, f.path, fc.ordinal, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name,
     fc.symbol_type, fc.parent_symbol, c.text, c.token_count"""
-
-
-@dataclass(frozen=True)
-class SkippedFile:
-    path: str
-    size: int
-    mtime_ns: int
-    reason: str
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One file_chunk row as search sees it."""
-
-    file_chunk_id: int
-    chunk_id: int
-    scope_id: str
-    path: str
-    language: str
-    start_line: int
-    end_line: int
-    chunk_type: str
-    symbol_name: str | None
-    symbol_type: str | None
-    parent_symbol: str | None
-    text: str
-    file_sha256: str
-    file_mtime_ns: int
-    indexed_at: float
-
-
-@dataclass(frozen=True)
-class HitFilter:
-    """Search filters, applied in SQL."""
-
-    languages: Sequence[str] = ()
-    chunk_types: Sequence[str] = ()
-    symbol_types: Sequence[str] = ()
-    symbol_names: Sequence[str] = ()
-    changed_only: bool = False  # worktree scopes: only files whose content differs from the parent scope's
-    globs: Sequence[str] = ()  # gitignore-style patterns over the path in the scope; a file must match
-
-    def sql(self, bulk: bool = False) -> tuple[str, list]:
-        """An SQL condition over `fc` (file_chunk) and `f` (file), and its arguments. `bulk`: the query
-        visits every place of a scope, so path globs are matched once per file rather than once per row."""
-        clauses: list[str] = []
-        args: list = []
-        if self.globs:
-            test = f"{path_globs.FUNCTION}(%s, ?)"
-            clauses.append(f"f.id IN (SELECT id FROM file WHERE {test % 'path'})" if bulk else test % "f.path")
-            args.append(path_globs.patterns_argument(self.globs))
-        if self.changed_only:
-            clauses.append(
-                "NOT EXISTS (SELECT 1 FROM scope s JOIN file m ON m.scope_id = s.parent_id "
-                "WHERE s.id = f.scope_id AND m.path = f.path AND m.sha256 = f.sha256)"
-            )
-        for column, values in (
-            ("f.language", self.languages),
-            ("fc.chunk_type", self.chunk_types),
-            ("fc.symbol_type", self.symbol_types),
-        ):
-            if values:
-                clauses.append(f"{column} IN ({','.join('?' * len(values))})")
-                args += list(values)
-        if self.symbol_names:
-            clauses.append(f"fc.symbol_name COLLATE NOCASE IN ({','.join('?' * len(self.symbol_names))})")
-            args += list(self.symbol_names)
-        return (" AND ".join(clauses) or "1"), args
-
-
-NO_FILTER = HitFilter()
-
-
-@dataclass(frozen=True)
-class HistoryEntry:
-    at: float
-    query: str
-    scope_root: str | None
-    mode: str
-    result_count: int
-    top_score: float | None
-    duration_ms: float
 
 
 _HIT_COLUMNS = """fc.id, fc.chunk_id, fc.scope_id, f.path, f.language, fc.start_line, fc.end_line,
@@ -235,17 +81,19 @@ def _vector_table_name(model_id: str) -> str:
     return "vec_" + re.sub(r"[^0-9A-Za-z]+", "_", model_id).strip("_").lower()
 
 
-class Store:
+class SqliteStore:
+    """The embedded implementation of store.protocols.Store."""
+
     def __init__(self, path: Path | str):
         self.path = Path(path)
         if self.path.exists() and self.path.is_dir():
-            raise StoreError(f"{self.path} is a folder, not an index database; pass a file path with --db")
+            raise StoreError(f"{self.path} is a folder, not an index database file", (Remedy.OTHER_STORE,))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(
-                f"cannot create the folder {self.path.parent} for the index database "
-                f"({exc.strerror}); choose another file with --db"
+                f"cannot create the folder {self.path.parent} for the index database ({exc.strerror})",
+                (Remedy.OTHER_STORE,),
             ) from exc
         conn = open_connection(self.path)
         try:
@@ -334,7 +182,7 @@ class Store:
                 (model_id,),
             )
 
-    def chunks_without_vectors(self, model_id: str, names: bool = False) -> list[int]:
+    def chunks_without_vectors(self, model_id: str, names: bool = False) -> list[ChunkId]:
         """Ids of the chunks lacking a `model_id` vector (with `names`: the chunks defining a symbol that lack
         its name's vector), those of the most recently modified files first (what the user is working on),
         then in the order they were written."""
@@ -344,9 +192,9 @@ class Store:
             f"JOIN file f ON f.id = fc.file_id {named}GROUP BY fc.chunk_id ORDER BY max(f.mtime_ns) DESC, fc.chunk_id)"
         )[0][0]
         ids = id_array(text)
-        return ids[~np.isin(ids, self.vector_ids(model_id, names))].tolist()
+        return cast(list[ChunkId], ids[~np.isin(ids, self.vector_ids(model_id, names))].tolist())
 
-    def stored_chunks(self, chunk_ids: Sequence[int]) -> list[StoredChunk]:
+    def stored_chunks(self, chunk_ids: Sequence[ChunkId]) -> list[StoredChunk]:
         """The chunks with these ids, each at one place it is used (enough to rebuild its document)."""
         out: list[StoredChunk] = []
         for part, marks in _in_batches(list(chunk_ids)):
@@ -361,9 +209,9 @@ class Store:
             ]
         return out
 
-    def file_chunk_ids(self, scope_id: str, paths: Sequence[str]) -> list[int]:
+    def chunk_ids_of_files(self, scope_id: str, paths: Sequence[str]) -> list[ChunkId]:
         """Ids of the chunks the files at `paths` in a scope are made of."""
-        out: list[int] = []
+        out: list[ChunkId] = []
         for part, marks in _in_batches(list(paths)):
             out += [
                 r[0]
@@ -375,7 +223,7 @@ class Store:
             ]
         return out
 
-    def add_vectors(self, model_id: str, vectors: Sequence[tuple[int, np.ndarray | None, np.ndarray | None]]) -> None:
+    def add_vectors(self, model_id: str, vectors: Sequence[VectorRow]) -> None:
         """Store (chunk id, vector, name vector) for existing chunks, in one transaction, replacing those they
         have (another process may have filled some in meanwhile); None leaves that vector as it is."""
         table = self._registered_vector_table(model_id)
@@ -458,10 +306,10 @@ class Store:
         rows = self._rows("SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = ?", (scope_id,))
         return {r[0]: FileState(*r) for r in rows}
 
-    def known_chunks(self, hashes: Iterable[str]) -> dict[str, int]:
+    def known_chunks(self, hashes: Iterable[str]) -> dict[str, ChunkId]:
         """Chunk ids for those of `hashes` already stored (their text need not be written again)."""
         unique = list(dict.fromkeys(hashes))
-        found: dict[str, int] = {}
+        found: dict[str, ChunkId] = {}
         for part, marks in _in_batches(unique):
             for h, cid in self._rows(f"SELECT c.hash, c.id FROM chunk c WHERE c.hash IN ({marks})", part):
                 found[h] = cid
@@ -647,7 +495,7 @@ class Store:
     def scope_chunk_ids(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray:
         """Sorted ids of the chunks used in `scope_ids` by files and places passing `where`."""
         smarks = ",".join("?" * len(scope_ids))
-        cond, cargs = where.sql(bulk=True)
+        cond, cargs = filter_sql(where, bulk=True)
         join = "JOIN file f ON f.id = fc.file_id " if cond != "1" else ""
         # One string of ids rather than a row each: a million rows cost 430 ms as tuples, 185 ms this way.
         text = self._rows(
@@ -662,12 +510,12 @@ class Store:
         return len(set(scope_ids)) >= self._rows("SELECT count(*) FROM scope")[0][0]
 
     def hits_for_chunks(
-        self, scope_ids: Sequence[str], chunk_ids: Sequence[int], where: HitFilter = NO_FILTER
+        self, scope_ids: Sequence[str], chunk_ids: Sequence[ChunkId], where: HitFilter = NO_FILTER
     ) -> list[Hit]:
         if not chunk_ids or not scope_ids:
             return []
         smarks = ",".join("?" * len(scope_ids))
-        cond, cargs = where.sql()
+        cond, cargs = filter_sql(where)
         out: list[Hit] = []
         for part, cmarks in _in_batches(chunk_ids):
             out += [
@@ -681,9 +529,9 @@ class Store:
             ]
         return out
 
-    def hits_by_id(self, file_chunk_ids: Sequence[int]) -> list[Hit]:
+    def hits_for_places(self, place_ids: Sequence[PlaceId]) -> list[Hit]:
         out: list[Hit] = []
-        for part, marks in _in_batches(file_chunk_ids):
+        for part, marks in _in_batches(place_ids):
             out += [
                 Hit(*r)
                 for r in self._rows(
@@ -694,17 +542,30 @@ class Store:
             ]
         return out
 
-    def keyword_search(
-        self, scope_ids: Sequence[str], match: str, limit: int, where: HitFilter = NO_FILTER
-    ) -> list[tuple[int, float]]:
-        """(file_chunk id, bm25; lower is better) for an FTS5 MATCH expression within the scopes.
-
-        Symbol names weigh most, then path and enclosing symbol, then body text.
-        """
+    def keyword_matches(
+        self,
+        scope_ids: Sequence[str],
+        terms: Sequence[str],
+        every_term: bool,
+        limit: int,
+        where: HitFilter = NO_FILTER,
+    ) -> list[tuple[PlaceId, float]]:
+        """Places matching the terms, best first, with BM25 turned into a strength in 0..1 (see
+        KeywordIndex). An "any term" query leaves out the commonest terms when ranking every row they are in
+        would be slow (fts_query.bounded_any)."""
         if not scope_ids:
             return []
+        match = fts_query.every_term(terms) if every_term else fts_query.bounded_any(terms, self.keyword_row_counts)
+        if match is None:
+            return []
+        return cast(list[tuple[PlaceId, float]], fts_query.strengths(self._bm25_ranks(scope_ids, match, limit, where)))
+
+    def _bm25_ranks(
+        self, scope_ids: Sequence[str], match: str, limit: int, where: HitFilter
+    ) -> list[tuple[int, float]]:
+        """(file_chunk id, bm25; lower is better) for an FTS5 MATCH expression within the scopes."""
         smarks = ",".join("?" * len(scope_ids))
-        cond, cargs = where.sql()
+        cond, cargs = filter_sql(where)
         w = KEYWORD_COLUMN_WEIGHTS
         sql = (
             f"SELECT fts.rowid, bm25(fts, {w[0]}, {w[1]}, {w[2]}) AS rank FROM fts "
@@ -734,7 +595,7 @@ class Store:
             if len(ranked) < wanted:
                 return kept
             return self._ranked(sql, (match, *scope_ids, *cargs, limit))
-        except apsw.SQLError as exc:  # an FTS5 syntax error: a query-parser bug, not a store fault
+        except apsw.SQLError as exc:  # an FTS5 syntax error: a bug in fts_query, not a store fault
             raise StoreError(f"keyword query could not be run: {exc}") from exc
         except apsw.Error as exc:
             raise store_error(exc, self.path) from exc
@@ -745,13 +606,13 @@ class Store:
 
     def symbol_matches(
         self, scope_ids: Sequence[str], names: Sequence[str], limit: int, where: HitFilter = NO_FILTER
-    ) -> list[int]:
-        """file_chunk ids whose symbol name equals one of `names` (case-insensitive)."""
+    ) -> list[PlaceId]:
+        """Places whose symbol name equals one of `names` (case-insensitive)."""
         if not scope_ids or not names:
             return []
         smarks = ",".join("?" * len(scope_ids))
         nmarks = ",".join("?" * len(names))
-        cond, cargs = where.sql()
+        cond, cargs = filter_sql(where)
         return [
             r[0]
             for r in self._rows(
@@ -809,6 +670,10 @@ class Store:
             table = self._vec0_table(model_id, names)
             return table.ids() if table is not None else np.zeros(0, dtype=np.int64)
 
+    def vector_search(self, model_id: str, dims: int) -> VectorSearch:
+        """An in-memory copy of the model's vectors, kept in step with this store (see vector_index)."""
+        return VectorIndex(self, model_id, dims)
+
     def _vec0_table(self, model_id: str, names: bool) -> Vec0Table | None:
         rows = self._rows("SELECT vector_table, dims FROM model WHERE id = ?", (model_id,))
         if not rows:
@@ -820,7 +685,7 @@ class Store:
     def _places_passing(self, scope_ids: Sequence[str], file_chunk_ids: Sequence[int], where: HitFilter) -> list[int]:
         """Those of `file_chunk_ids` in these scopes whose place and file pass `where`."""
         smarks = ",".join("?" * len(scope_ids))
-        cond, cargs = where.sql()
+        cond, cargs = filter_sql(where)
         join = "JOIN file f ON f.id = fc.file_id " if cond != "1" else ""
         out: list[int] = []
         for part, marks in _in_batches(file_chunk_ids):
@@ -855,7 +720,7 @@ class Store:
         sampled = sum(b - a + 1 for a, b in windows)
         out = {}
         for term in terms:
-            phrase = '"' + term.replace('"', '""') + '"'
+            phrase = fts_query.quote(term)
             hits = sum(
                 self._rows("SELECT count(*) FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (phrase, a, b))[0][0]
                 for a, b in windows
@@ -864,10 +729,10 @@ class Store:
         return out
 
 
-def check_store(path: Path | str) -> None:
+def check_sqlite_store(path: Path | str) -> None:
     """Raise StoreUnusable when the store at `path` cannot be used as it is: not a database, written by a newer
     Quarry, or damaged anywhere. Reads the whole file, so it is for repairs, not for every open."""
-    store = Store(path)
+    store = SqliteStore(path)
     try:
         verdict = store._rows("PRAGMA quick_check(1)")[0][0]
     finally:
@@ -875,13 +740,3 @@ def check_store(path: Path | str) -> None:
     if verdict != "ok":
         # The first problem, on one line: SQLite prefixes it with a "*** in database main ***" line.
         raise StoreUnusable(path, f"is damaged ({verdict.splitlines()[-1].strip()})")
-
-
-def default_db_path() -> Path:
-    """QUARRY_DB if set, else one file in the per-user data directory."""
-    env = os.environ.get("QUARRY_DB")
-    if env:
-        return Path(env).expanduser()
-    from platformdirs import user_data_path
-
-    return user_data_path("quarry", appauthor=False) / "index.db"

@@ -19,6 +19,8 @@ from typing import TypeVar, cast
 import apsw
 import sqlite_vec
 
+from ..errors import Remedy, StoreError, StoreUnusable
+
 resource: ModuleType | None
 try:
     import resource
@@ -32,23 +34,6 @@ BUSY_TIMEOUT_ENV = "QUARRY_BUSY_TIMEOUT_MS"
 # Below this much free space a write failure is taken for a full disk: sqlite-vec reports a failed write of
 # its 1.5 MB vector blocks as its own error, hiding SQLite's "database or disk is full".
 LOW_SPACE_BYTES = 16 << 20
-REBUILD_HINT = "run `quarry index FOLDER --rebuild` to move it aside and build a fresh index"
-
-
-class StoreError(Exception):
-    """A store problem the user can act on; the message says what to do."""
-
-
-class StoreUnusable(StoreError):
-    """The file at the store path cannot serve as this build's index (not a database, damaged, or written by a
-    newer Quarry). Only the user may decide to move it aside (`move_aside`) and start a fresh one."""
-
-    def __init__(
-        self, path: Path | str, reason: str, advice: str = f"{REBUILD_HINT}, or choose another file with --db"
-    ):
-        super().__init__(f"the index database {path} {reason}; {advice}")
-        self.path = Path(path)
-        self.reason = reason  # e.g. "is damaged (...)", without the advice
 
 
 def busy_timeout_ms() -> int:
@@ -134,18 +119,18 @@ def store_error(exc: apsw.Error, path: Path) -> StoreError:
         return StoreUnusable(path, f"is not a Quarry index or is damaged ({exc})")
     if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
         return StoreError(
-            f"the index database {path} is locked by another program (another `quarry index`?); "
+            f"the index database {path} is locked by another program (another Quarry indexing it?); "
             f"try again when it has finished, or wait longer by setting {BUSY_TIMEOUT_ENV}"
         )
     if isinstance(exc, apsw.FullError):
         return _full(path)
     if isinstance(exc, apsw.ReadOnlyError):
         return StoreError(
-            f"the index database {path} cannot be written ({exc}); make it and its folder "
-            "writable, or choose another file with --db"
+            f"the index database {path} cannot be written ({exc}); make it and its folder writable",
+            (Remedy.OTHER_STORE,),
         )
     if isinstance(exc, apsw.CantOpenError):
-        return StoreError(f"cannot open the index database {path} ({exc}); {_open_advice(path)}")
+        return StoreError(f"cannot open the index database {path} ({exc}); {_open_advice(path)}", (Remedy.OTHER_STORE,))
     if _out_of_space(path):
         return _full(path)
     if isinstance(exc, apsw.IOError):
@@ -153,7 +138,7 @@ def store_error(exc: apsw.Error, path: Path) -> StoreError:
             f"reading or writing the index database {path} failed ({exc}); check that the disk "
             "has space and works, then run the command again"
         )
-    return StoreError(f"the index database {path} gave an error ({exc}); if it keeps happening, {REBUILD_HINT}")
+    return StoreError(f"the index database {path} gave an error ({exc})", (Remedy.REBUILD,))
 
 
 def _full(path: Path) -> StoreError:
@@ -181,10 +166,10 @@ def _out_of_space(path: Path) -> bool:
 def _open_advice(path: Path) -> str:
     folder = path.parent
     if not folder.is_dir():
-        return f"the folder {folder} does not exist; create it or choose another file with --db"
+        return f"the folder {folder} does not exist; create it"
     if not os.access(folder, os.W_OK | os.X_OK):
-        return f"the folder {folder} is not writable for you; choose another file with --db"
-    return "check its permissions, or choose another file with --db"
+        return f"the folder {folder} is not writable for you"
+    return "check its permissions"
 
 
 def move_aside(path: Path | str) -> Path:

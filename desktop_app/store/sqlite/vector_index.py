@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..store.store import NO_FILTER, HitFilter, Store
+from ..rows import NO_FILTER, ChunkId, HitFilter
 from .int8_matmul import Int8Dot
 from .quantized_rows import QuantizedRows
+
+if TYPE_CHECKING:
+    from .store import SqliteStore
 
 # A candidate set this much smaller than the matrix is kept as positions rather than a row mask.
 _SPARSE_SHARE = 8
@@ -35,7 +39,7 @@ def shortlist_size(k: int) -> int:
 
 
 class VectorIndex:
-    def __init__(self, store: Store, model_id: str, dims: int):
+    def __init__(self, store: SqliteStore, model_id: str, dims: int):
         self.store = store
         self.model_id = model_id
         self.dims = dims
@@ -145,7 +149,7 @@ class VectorIndex:
 
     def nearest(
         self, query: np.ndarray, allowed: np.ndarray | None, k: int, names: bool = False
-    ) -> list[tuple[int, float]]:
+    ) -> list[tuple[ChunkId, float]]:
         """(chunk id, cosine similarity) of the k allowed chunks (None: any) closest to `query`, best first."""
         rows = self._rows(names)
         if not len(rows):
@@ -171,9 +175,11 @@ class VectorIndex:
         best = _top(sims, k)
         best = best[np.argsort(-sims[best], kind="stable")]
         ids = rows.ids
-        return [(int(ids[candidates[i]]), float(sims[i])) for i in best]
+        return [(ChunkId(int(ids[candidates[i]])), float(sims[i])) for i in best]
 
-    def similarities(self, query: np.ndarray, chunk_ids: Sequence[int], names: bool = False) -> dict[int, float]:
+    def similarities(
+        self, query: np.ndarray, chunk_ids: Sequence[ChunkId], names: bool = False
+    ) -> dict[ChunkId, float]:
         """Cosine similarity of each chunk that has a vector of this kind."""
         rows = self._rows(names)
         ids = np.asarray(chunk_ids, dtype=np.int64)

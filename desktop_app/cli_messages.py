@@ -1,0 +1,34 @@
+"""The command line's wording of the engine's errors: the engine says what is wrong, this adds what to type."""
+
+from __future__ import annotations
+
+from .search.request import SearchError, SearchRemedy
+from .store.errors import Remedy, StoreError
+from .worker.worker import ScopeNotFound
+
+_STORE_REMEDIES = {
+    Remedy.UPGRADE: "upgrade Quarry",
+    Remedy.REBUILD: "run `quarry index FOLDER --rebuild` to move it aside and build a fresh index",
+    Remedy.OTHER_STORE: "choose another file with --db",
+}
+
+
+def explain(exc: BaseException) -> str:
+    """One line for the user: the engine's message plus the command-line way to act on it."""
+    if isinstance(exc, StoreError) and exc.remedies:
+        return f"{exc}; " + ", or ".join(_STORE_REMEDIES[r] for r in exc.remedies)
+    if isinstance(exc, SearchError) and exc.remedy is not None:
+        return f"{exc}; {_search_remedy(exc.remedy, exc.subject)}"
+    if isinstance(exc, ScopeNotFound):
+        return f"{exc}; `quarry scopes` lists them"
+    return str(exc)
+
+
+def _search_remedy(remedy: SearchRemedy, subject: str | None) -> str:
+    if remedy is SearchRemedy.NAME_SCOPE:
+        return "pass --root PATH or --all-scopes"
+    if remedy is SearchRemedy.INDEX_FIRST:
+        return f"run `quarry index {subject or 'PATH'}` first"
+    if remedy is SearchRemedy.PASS_FOLDER:
+        return "pass the indexed folder that contains it with --root"
+    return "search a linked worktree with --root"

@@ -1,0 +1,222 @@
+"""What the engine needs of a store, as typed protocols: the seam between Quarry and where its index lives.
+
+`SqliteStore` (embedded, one file) is the first implementation. Nothing above `store/` knows a store's
+query language or score conventions: keyword search takes terms and gives strengths in 0..1, vector search
+takes a query vector and gives cosine similarities, filters are a `HitFilter` each store applies inside
+its own retrieval.
+
+A store is used from one thread at a time (the worker's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from .rows import (
+    NO_FILTER,
+    ChunkId,
+    FileState,
+    FileWrite,
+    HistoryEntry,
+    Hit,
+    HitFilter,
+    NewChunk,
+    PlaceId,
+    Scope,
+    ScopeSummary,
+    SkippedFile,
+    StoredChunk,
+)
+
+# (chunk id, its code vector, its symbol name's vector); None leaves that vector as it is.
+VectorRow = tuple[ChunkId, "np.ndarray | None", "np.ndarray | None"]
+
+
+class Catalog(Protocol):
+    """Scopes (indexed folders), their files, and the chunks and places the files are made of."""
+
+    @property
+    def generation(self) -> Hashable:
+        """Changes whenever the index's content may have changed (by this process or another), so readers
+        know when what they cached is stale. Recording a search does not change it."""
+        ...
+
+    def close(self) -> None: ...
+
+    def scope_for_root(self, root: Path | str) -> Scope | None: ...
+
+    def scope_by_id(self, scope_id: str) -> Scope | None: ...
+
+    def create_scope(self, root: Path | str, type_: str = "main", parent_id: str | None = None) -> Scope: ...
+
+    def mark_indexed(self, scope_id: str) -> None: ...
+
+    def list_scopes(self) -> list[ScopeSummary]: ...
+
+    def remove_scope(self, scope_id: str) -> int:
+        """Delete a scope and its worktree children; how many chunks no scope uses any more were dropped."""
+        ...
+
+    def scope_counts(self, scope_id: str) -> tuple[int, int, int]:
+        """(indexed files, places, bytes of indexed files) of one scope."""
+        ...
+
+    def file_states(self, scope_id: str) -> dict[str, FileState]: ...
+
+    def file_row(self, scope_id: str, path: str) -> FileState | None: ...
+
+    def known_chunks(self, hashes: Iterable[str]) -> dict[str, ChunkId]:
+        """Ids of those of `hashes` already stored (their text need not be written again)."""
+        ...
+
+    def write_batch(
+        self,
+        scope_id: str,
+        model_id: str,
+        new_chunks: Sequence[NewChunk],
+        files: Sequence[FileWrite] = (),
+        skipped: Sequence[SkippedFile] = (),
+        touched: Sequence[tuple[str, int, int]] = (),
+        deleted: Sequence[str] = (),
+    ) -> None:
+        """Apply one batch of indexing results atomically: a file is written with all of its chunks or not
+        at all, so an interruption between batches leaves whole files and the next run resumes."""
+        ...
+
+    def collect_garbage(self) -> int:
+        """Drop the chunks (and their vectors) no file uses any more; how many."""
+        ...
+
+    def count_chunks(self) -> int: ...
+
+    def stored_chunks(self, chunk_ids: Sequence[ChunkId]) -> list[StoredChunk]:
+        """These chunks, each at one place it is used (enough to rebuild the document that is embedded)."""
+        ...
+
+    def file_chunk_rows(self, scope_id: str, paths: Sequence[str]) -> dict[str, list[StoredChunk]]:
+        """Each path's chunks in a scope, in order: what a worktree copies from its main scope."""
+        ...
+
+    def chunk_ids_of_files(self, scope_id: str, paths: Sequence[str]) -> list[ChunkId]: ...
+
+    def scope_chunk_ids(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray:
+        """Sorted ids of the chunks used in these scopes at places passing `where`."""
+        ...
+
+    def hits_for_chunks(
+        self, scope_ids: Sequence[str], chunk_ids: Sequence[ChunkId], where: HitFilter = NO_FILTER
+    ) -> list[Hit]:
+        """Every place in these scopes, passing `where`, that uses one of these chunks."""
+        ...
+
+    def hits_for_places(self, place_ids: Sequence[PlaceId]) -> list[Hit]: ...
+
+
+class KeywordIndex(Protocol):
+    """Search by words and by symbol names."""
+
+    def keyword_matches(
+        self,
+        scope_ids: Sequence[str],
+        terms: Sequence[str],
+        every_term: bool,
+        limit: int,
+        where: HitFilter = NO_FILTER,
+    ) -> list[tuple[PlaceId, float]]:
+        """Up to `limit` places matching the terms (all of them with `every_term`, else any), best first,
+        each with a strength in 0..1 relative to the best match (1.0). Symbol names weigh most, then the path
+        and enclosing symbol, then the text. A store may drop terms so common that ranking them would cost
+        more than they tell."""
+        ...
+
+    def symbol_matches(
+        self, scope_ids: Sequence[str], names: Sequence[str], limit: int, where: HitFilter = NO_FILTER
+    ) -> list[PlaceId]:
+        """Places defining a symbol named one of `names` (case-insensitive)."""
+        ...
+
+
+class VectorSearch(Protocol):
+    """One model's vectors as searches read them: nearest chunks and similarities by cosine."""
+
+    def refresh(self, budget_s: float | None = None) -> bool:
+        """Catch up with the store's vectors; with a budget, stop after about that many seconds (0: only say
+        whether there is anything new). True when caught up."""
+        ...
+
+    @property
+    def loaded_share(self) -> float:
+        """How much of the store's vectors a search sees now, 0..1."""
+        ...
+
+    def ids(self) -> np.ndarray:
+        """Ids of the chunks that have a code vector searches see."""
+        ...
+
+    def allowed(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray | None:
+        """The chunk ids a search in these scopes under these filters may return, sorted; None for all."""
+        ...
+
+    def nearest(
+        self, query: np.ndarray, allowed: np.ndarray | None, k: int, names: bool = False
+    ) -> list[tuple[ChunkId, float]]:
+        """(chunk id, cosine similarity) of the k allowed chunks closest to `query` (by their code vectors, or
+        with `names` their symbol names' vectors), best first."""
+        ...
+
+    def similarities(
+        self, query: np.ndarray, chunk_ids: Sequence[ChunkId], names: bool = False
+    ) -> dict[ChunkId, float]:
+        """Cosine similarity of each of these chunks that has a vector of this kind."""
+        ...
+
+
+class VectorStore(Protocol):
+    """The embedding models a store holds vectors of, and their vectors."""
+
+    def register_model(self, model_id: str, dims: int, source: str) -> None:
+        """Make room for `model_id`'s vectors on first use; the first model registered becomes active."""
+        ...
+
+    def active_model(self) -> str | None:
+        """The model whose vectors searches use."""
+        ...
+
+    def model_source(self, model_id: str) -> str | None:
+        """Where the model came from (see embedding.choice.embedder_for_source)."""
+        ...
+
+    def activate_model(self, model_id: str, keep: Sequence[str] = ()) -> None:
+        """Make `model_id` active and drop every other model's vectors but those of `keep`, atomically."""
+        ...
+
+    def chunks_without_vectors(self, model_id: str, names: bool = False) -> list[ChunkId]:
+        """Chunks lacking a `model_id` vector (with `names`: chunks defining a symbol that lack its name's
+        vector), those of the most recently modified files first."""
+        ...
+
+    def vector_ids(self, model_id: str, names: bool = False) -> np.ndarray:
+        """Ids of the chunks that have a vector of this kind for `model_id`, ascending."""
+        ...
+
+    def add_vectors(self, model_id: str, vectors: Sequence[VectorRow]) -> None:
+        """Store vectors for existing chunks in one transaction, replacing those they have."""
+        ...
+
+    def vector_search(self, model_id: str, dims: int) -> VectorSearch: ...
+
+
+class SearchHistory(Protocol):
+    def add_history(self, entry: HistoryEntry) -> None:
+        """Record a search; best effort (a read-only or busy store must not fail the search)."""
+        ...
+
+    def history(self, limit: int = 50) -> list[HistoryEntry]: ...
+
+
+class Store(Catalog, KeywordIndex, VectorStore, SearchHistory, Protocol):
+    """Everything the engine asks of a store."""

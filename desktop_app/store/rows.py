@@ -1,0 +1,154 @@
+"""The rows a store reads and writes, the same for every store implementation.
+
+Ids: a chunk (`ChunkId`) is one distinct text, stored once however many files use it and keyed by its
+content hash; a place (`PlaceId`) is one use of a chunk at some lines of one file in one scope. Vectors
+belong to chunks, keyword matches and search results to places.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import NewType
+
+import numpy as np
+
+ChunkId = NewType("ChunkId", int)
+PlaceId = NewType("PlaceId", int)
+
+
+@dataclass(frozen=True)
+class Scope:
+    id: str
+    type: str  # "main" | "worktree"
+    root: str
+    parent_id: str | None
+    created_at: float
+    last_indexed_at: float | None
+
+
+@dataclass(frozen=True)
+class ScopeSummary:
+    scope: Scope
+    files: int
+    chunks: int
+
+
+@dataclass(frozen=True)
+class FileState:
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str | None
+    status: str  # "indexed" | "skipped"
+
+
+@dataclass(frozen=True)
+class ChunkRef:
+    """One chunk's place in one file, plus the keyword-index text for that place."""
+
+    chunk_hash: str
+    ordinal: int
+    start_line: int
+    end_line: int
+    chunk_type: str
+    symbol_name: str | None
+    symbol_type: str | None
+    parent_symbol: str | None
+    fts_symbol: str
+    fts_path: str
+    fts_body: str
+
+
+@dataclass(frozen=True)
+class FileWrite:
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    language: str
+    chunks: list[ChunkRef] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class NewChunk:
+    hash: str
+    text: str
+    token_count: int
+    # A first index writes chunks without vectors (stage 1: keyword search at once); the vector layers
+    # fill them in afterwards with add_vectors().
+    vector: np.ndarray | None = None
+    name_vector: np.ndarray | None = None  # embedding of the symbol's name text, for chunks defining one
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A stored chunk at one place it is used: enough to rebuild its Chunk and the document that was embedded."""
+
+    chunk_id: ChunkId
+    chunk_hash: str
+    path: str
+    ordinal: int
+    start_line: int
+    end_line: int
+    chunk_type: str
+    symbol_name: str | None
+    symbol_type: str | None
+    parent_symbol: str | None
+    text: str
+    token_count: int
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    path: str
+    size: int
+    mtime_ns: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One place (a chunk at some lines of a file in a scope) as search sees it."""
+
+    place_id: PlaceId
+    chunk_id: ChunkId
+    scope_id: str
+    path: str
+    language: str
+    start_line: int
+    end_line: int
+    chunk_type: str
+    symbol_name: str | None
+    symbol_type: str | None
+    parent_symbol: str | None
+    text: str
+    file_sha256: str
+    file_mtime_ns: int
+    indexed_at: float
+
+
+@dataclass(frozen=True)
+class HitFilter:
+    """Search filters; a store applies them inside retrieval (in its SQL)."""
+
+    languages: Sequence[str] = ()
+    chunk_types: Sequence[str] = ()
+    symbol_types: Sequence[str] = ()
+    symbol_names: Sequence[str] = ()
+    changed_only: bool = False  # worktree scopes: only files whose content differs from the parent scope's
+    globs: Sequence[str] = ()  # gitignore-style patterns over the path in the scope; a file must match
+
+
+NO_FILTER = HitFilter()
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    at: float
+    query: str
+    scope_root: str | None
+    mode: str
+    result_count: int
+    top_score: float | None
+    duration_ms: float

@@ -1,0 +1,106 @@
+"""The storage seam: the engine reaches the SQLite store only through store.protocols, keyword search speaks
+in terms and 0..1 strengths (FTS5 syntax and BM25's sign stay inside the store), and store and search errors
+carry no front end's wording: the command line and the window each phrase the remedy."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from desktop_app.cli_messages import explain
+from desktop_app.search.query import any_terms, parse
+from desktop_app.search.request import SearchError, SearchRemedy, SearchRequest
+from desktop_app.store.errors import Remedy, StoreError, StoreUnusable
+from desktop_app.store.location import StoreLocation, open_store
+from desktop_app.store.rows import HitFilter
+from desktop_app.store.sqlite.store import SqliteStore
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def store(index_copy):
+    s = open_store(StoreLocation.of(index_copy))
+    yield s
+    s.close()
+
+
+def test_open_store_gives_the_sqlite_store_for_a_file(store):
+    assert isinstance(store, SqliteStore) and store.list_scopes()
+
+
+def test_keyword_matches_are_strengths_best_first(store):
+    scope = store.list_scopes()[0].scope.id
+    terms = any_terms(parse("retry failed http requests"))
+    matches = store.keyword_matches([scope], terms, False, 20)
+    strengths = [s for _, s in matches]
+    assert matches and strengths[0] == 1.0 and all(0 < s <= 1 for s in strengths)
+    assert strengths == sorted(strengths, reverse=True)
+    every = store.keyword_matches([scope], terms, True, 20)
+    assert {p for p, _ in every} <= {p for p, _ in store.keyword_matches([scope], terms, False, 500)}
+    hits = store.hits_for_places([p for p, _ in matches[:3]])
+    assert [h.place_id for h in hits] and {h.place_id for h in hits} == {p for p, _ in matches[:3]}
+
+
+def test_keyword_terms_are_text_never_operators(store):
+    scope = store.list_scopes()[0].scope.id
+    for hostile in (['"'], ["NEAR(a", "b)"], ["col:value"], ["-x", "*"]):
+        assert store.keyword_matches([scope], hostile, True, 5) == []
+
+
+def test_filters_reach_the_keyword_index(store):
+    scope = store.list_scopes()[0].scope.id
+    rust = HitFilter(languages=("rust",))
+    places = [p for p, _ in store.keyword_matches([scope], ["matrix"], False, 20, rust)]
+    assert places and {h.language for h in store.hits_for_places(places)} == {"rust"}
+
+
+def test_a_folder_given_as_the_index_is_explained_by_each_front_end(tmp_path):
+    with pytest.raises(StoreError) as caught:
+        SqliteStore(tmp_path)
+    error = caught.value
+    assert error.remedies == (Remedy.OTHER_STORE,) and "--" not in str(error)
+    assert explain(error).endswith("choose another file with --db")
+    from desktop_app.ui.error_text import describe_error
+
+    assert "QUARRY_DB" in describe_error(error) and "--db" not in describe_error(error)
+
+
+def test_an_unusable_index_offers_rebuild_on_the_command_line_and_a_button_in_the_window(tmp_path):
+    error = StoreUnusable(tmp_path / "index.db", "is damaged (page 3)")
+    assert "quarry" not in str(error) and "--" not in str(error)
+    assert "`quarry index FOLDER --rebuild`" in explain(error) and "--db" in explain(error)
+    from desktop_app.ui.error_text import describe_error
+
+    text = describe_error(error)  # the dialog showing it asks "Move it aside…?" itself
+    assert text.startswith("The index database") and "rebuild" not in text and "--" not in text
+
+
+def test_search_errors_name_the_remedy_and_each_front_end_words_it(tmp_path, index_copy, embedder):
+    from desktop_app.search.pipeline import Searcher
+
+    store = SqliteStore(index_copy)
+    try:
+        with pytest.raises(SearchError) as caught:
+            Searcher(store, embedder).search(SearchRequest("retry", roots=(str(tmp_path),)))
+    finally:
+        store.close()
+    error = caught.value
+    assert error.remedy is SearchRemedy.INDEX_FIRST and "quarry" not in str(error)
+    assert explain(error) == f"{tmp_path.resolve()} is not indexed; run `quarry index {tmp_path.resolve()}` first"
+    from desktop_app.ui.error_text import describe_error
+
+    assert describe_error(error).endswith("Open the folder to index it.")
+
+
+def test_engine_packages_hold_no_command_line_wording():
+    """Messages below the front ends never mention options or commands; the CLI adds them (cli_messages)."""
+    engine = [REPO / "desktop_app" / p for p in ("search", "store", "worker", "indexing", "embedding")]
+    found = subprocess.run(
+        ["grep", "-rnE", r"(\"|f\")[^\"]*(--(db|root|rebuild|glob|all-scopes|changed)\b|`quarry )", *map(str, engine)],
+        capture_output=True,
+        text=True,
+    )
+    assert found.returncode == 1, found.stdout  # 1: nothing matched
