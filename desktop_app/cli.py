@@ -41,7 +41,8 @@ from .search.request import (
 from .store.errors import StoreError, StoreUnusable
 from .store.location import StoreLocation, check_store, default_location, move_aside
 from .store.sqlite.connection import busy_timeout_ms
-from .worker.worker import EngineConfig, Worker
+from .worker.operations import ChangeNotice
+from .worker.worker import UPDATE, EngineConfig, Worker
 
 _log = logging.getLogger(__name__)
 EXIT_FAILURE = 1
@@ -229,7 +230,14 @@ def _location(args: argparse.Namespace) -> StoreLocation:
     return StoreLocation.of(args.db) if args.db else default_location()
 
 
-def _worker(args: argparse.Namespace, index_options: IndexOptions | None = None) -> Worker:
+def _worker(
+    args: argparse.Namespace,
+    index_options: IndexOptions | None = None,
+    on_change: Callable[[ChangeNotice], None] | None = None,
+    reembed_progress: Callable[[Progress], None] | None = None,
+) -> Worker:
+    """The engine for one command. When the configured model differs from the index's, a re-embed is queued
+    first (`reembed_progress` follows it); searches meanwhile use the index's model."""
     try:
         busy_timeout_ms()
     except StoreError as exc:  # a bad setting is bad input: exit 2, before anything is opened
@@ -249,7 +257,10 @@ def _worker(args: argparse.Namespace, index_options: IndexOptions | None = None)
         provider=args.provider,
         index_options=index_options or IndexOptions(),
     )
-    return Worker(config).start()
+    worker = Worker(config, on_change).start()
+    if worker.needs_reembed:
+        worker.reembed(reembed_progress)
+    return worker
 
 
 # --- index ------------------------------------------------------------------------------------
@@ -261,9 +272,10 @@ def _cmd_index(args: argparse.Namespace) -> int:
     options = IndexOptions(selection=SelectionOptions(max_file_size=args.max_file_size), until=args.until)
     if args.rebuild:
         _move_aside_if_unusable(_location(args))
-    worker = _worker(args, options)
+    progress = None if args.quiet else _ProgressPrinter()
+    updates = _UpdatePrinter(args.json) if args.watch else None
+    worker = _worker(args, options, updates, progress)
     try:
-        progress = None if args.quiet else _ProgressPrinter()
         handle = worker.index(args.path, progress)
         try:
             stats = handle.result()
@@ -274,7 +286,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
             progress.done()
         _print_stats(stats, args.json)
         if args.watch and not stats.cancelled:
-            _watch(worker, Path(stats.root), args.json)
+            _watch(worker, Path(stats.root))
     finally:
         worker.close()
     return 130 if stats.cancelled else 0
@@ -298,14 +310,25 @@ def _move_aside_if_unusable(db: StoreLocation) -> None:
         print(f"quarry: {db} is a healthy index; nothing was moved aside", file=sys.stderr, flush=True)
 
 
-def _watch(worker: Worker, root: Path, as_json: bool) -> None:
-    def report(result) -> None:
-        if isinstance(result, BaseException):
-            print(f"quarry: re-index of {root} failed: {result}", file=sys.stderr, flush=True)
-        elif result.files_changed or result.files_deleted or result.files_copied:
-            _print_stats(result, as_json)
+class _UpdatePrinter:
+    """`index --watch`: what each update of the watched folder changed, or why it failed."""
 
-    worker.watch(root, report)
+    def __init__(self, as_json: bool):
+        self.as_json = as_json
+
+    def __call__(self, notice: ChangeNotice) -> None:
+        if notice.operation != UPDATE:
+            return
+        result = notice.result
+        if isinstance(result, BaseException):
+            where = ", ".join(notice.roots)
+            print(f"quarry: re-index of {where} failed: {explain(result)}", file=sys.stderr, flush=True)
+        elif result.files_changed or result.files_deleted or result.files_copied:
+            _print_stats(result, self.as_json)
+
+
+def _watch(worker: Worker, root: Path) -> None:
+    worker.watch(root)
     print(f"watching {root} for changes; Ctrl+C to stop", file=sys.stderr, flush=True)
     try:
         while True:
@@ -320,7 +343,8 @@ _STAGE_LABELS = {"keyword": "keyword index", "fast": "fast vectors", "full": "mo
 def progress_line(p: Progress) -> str:
     """e.g. "in_progress, keyword index: 120/638 files, 1.2/9.8 MB" or "in_progress, model vectors: 3000/25000
     chunks (61.0/s), about 360s left"."""
-    line = f"{p.phase}, {_STAGE_LABELS.get(p.stage, p.stage)}: "
+    what = f"re-embedding with {p.root}" if p.task == "reembed" else _STAGE_LABELS.get(p.stage, p.stage)
+    line = f"{p.phase}, {what}: "
     if p.stage == "keyword":
         line += f"{p.files_done}/{p.files_total} files, {p.bytes_done / 1e6:.1f}/{p.bytes_total / 1e6:.1f} MB"
     else:
@@ -517,6 +541,7 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
             "chunks": s.chunks,
             "last_indexed_at": _iso(s.scope.last_indexed_at),
             "stale": s.scope.type == "worktree"
+            and s.scope.parent_id is not None
             and not is_known_worktree(Path(s.scope.root), Path(roots[s.scope.parent_id])),
         }
         for s in scopes

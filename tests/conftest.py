@@ -75,8 +75,8 @@ def worker_for(request):
     """Start a real worker on a database; closed at the end of the test."""
     started: list[Worker] = []
 
-    def start(db: Path, **kwargs) -> Worker:
-        w = Worker(EngineConfig(db, **kwargs)).start()
+    def start(db: Path, on_change=None, **kwargs) -> Worker:
+        w = Worker(EngineConfig(db, **kwargs), on_change).start()
         started.append(w)
         return w
 

@@ -30,7 +30,9 @@ from desktop_app.ui.main_window import MainWindow  # noqa: E402
 from desktop_app.ui.settings_dialog import Preferences, SettingsDialog  # noqa: E402
 from desktop_app.ui.shortcuts_dialog import ShortcutsDialog  # noqa: E402
 from desktop_app.ui.skipped_dialog import SkippedDialog  # noqa: E402
-from desktop_app.worker.worker import EngineConfig  # noqa: E402
+from desktop_app.worker.worker import REEMBED, EngineConfig  # noqa: E402
+
+from .model_dirs import other_model_dir  # noqa: E402
 
 EMAIL_PACKAGE = Path(sys.base_prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "email"
 
@@ -194,10 +196,13 @@ def test_notice_and_errors_are_shown_in_the_window(qtbot, window):
     assert window.banner.isVisible() and "exact matching" in window.banner.text()
     search(qtbot, window, "refresh the access token")
     assert not window.banner.isVisible()
-    window.project = str(Path("/nonexistent/project"))
+    window.search_bar.clear()
+    window.session.set_project(str(Path("/nonexistent/project")))
     with qtbot.waitSignal(window.message_shown, timeout=5_000) as blocker:
         type_query(qtbot, window, "anything at all")
-    assert blocker.args[0] == "error" and "not indexed" in blocker.args[1]
+    kind, text = blocker.args
+    assert kind == "error" and "not indexed" in text and text.endswith("Open the folder to index it.")
+    assert "quarry index" not in text  # the command line's wording stays on the command line
 
 
 # --- keyboard and preview -------------------------------------------------------------------------
@@ -450,7 +455,7 @@ def test_dropped_paths_that_cannot_be_used_give_a_message(qtbot, window, tmp_pat
     assert window.isVisible()
 
     # A file inside an indexed project selects that project and shows the file.
-    window.project = None
+    window.forget_project()
     drop(window, [QUrl.fromLocalFile(str(mixed_root / "src" / "cache.py"))])
     qtbot.waitUntil(
         lambda: window.preview.target is not None and window.preview.target.path == "src/cache.py", timeout=5_000
@@ -548,10 +553,10 @@ def test_an_unusable_index_is_explained_and_moved_aside_only_when_asked(
     qtbot.addWidget(win)
     win.show()
     task = asyncio.ensure_future(win.start(EngineConfig(db)))
-    qtbot.waitUntil(lambda: win.store_dialog is not None, timeout=10_000)
-    assert "not a" in win.store_dialog.text() or "damaged" in win.store_dialog.text()
+    qtbot.waitUntil(lambda: win.question_dialog is not None, timeout=10_000)
+    assert "not a" in win.question_dialog.text() or "damaged" in win.question_dialog.text()
     button = QMessageBox.StandardButton.Yes if accept else QMessageBox.StandardButton.Cancel
-    win.store_dialog.button(button).click()
+    win.question_dialog.button(button).click()
     qtbot.waitUntil(task.done, timeout=30_000)
     moved = sorted(tmp_path.glob("index.db.broken-*"))
     if accept:
@@ -629,3 +634,40 @@ def test_help_opens_the_log_folder_where_failures_are_kept(qtbot, window, tmp_pa
             if handler not in before:
                 handler.close()
                 logger.removeHandler(handler)
+
+
+# --- writes and their change notices ------------------------------------------------------------
+
+
+def test_a_new_model_reembeds_with_progress_and_cancel_in_the_window(
+    qtbot, qasync_loop, gui_settings, index_copy, tmp_path, embedding_gate
+):
+    gate = embedding_gate()  # held in the re-embed's first batch: "still running" is a fact
+    win = MainWindow(EngineBridge(), gui_settings)
+    qtbot.addWidget(win)
+    win.show()
+    notices = []
+    win.bridge.changed.connect(notices.append)
+    run(qtbot, win.start(EngineConfig(index_copy, model_dir=other_model_dir(tmp_path))))
+    qtbot.waitUntil(gate.waiting.is_set, timeout=60_000)
+    qtbot.waitUntil(lambda: "Re-embedding with minilm-passages" in win.progress.label.text(), timeout=10_000)
+    assert win.progress.isVisible() and win.act_cancel_index.isEnabled()
+    qtbot.mouseClick(win.progress.cancel, Qt.MouseButton.LeftButton)
+    gate.release()
+    qtbot.waitUntil(lambda: bool(notices) and not win.progress.isVisible(), timeout=60_000)
+    assert [(n.operation, n.result) for n in notices] == [(REEMBED, False)]
+    win.close()
+    win.bridge.shutdown()
+
+
+def test_removing_the_project_from_the_index_updates_the_project_list(qtbot, window, mixed_root):
+    root = str(mixed_root.resolve())
+    assert root in window.scopes
+    task = window.spawn(window.remove_project())
+    qtbot.waitUntil(lambda: window.question_dialog is not None, timeout=10_000)
+    assert "not touched" in window.question_dialog.text()
+    window.question_dialog.button(QMessageBox.StandardButton.Yes).click()
+    qtbot.waitUntil(task.done, timeout=30_000)
+    assert task.result() is not None
+    assert root not in window.scopes and window.projects.currentText().endswith("(not indexed)")
+    assert "Removed" in window.banner.text()

@@ -10,6 +10,7 @@ import pytest
 
 from desktop_app import cli
 from desktop_app.logs import LOG_FILE_NAME, log_dir, setup_logging
+from desktop_app.worker.operations import Read
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def test_an_engine_job_failure_is_logged_with_its_traceback(private_log, worker_
         raise RuntimeError("the disk said no")
 
     with pytest.raises(RuntimeError):
-        worker.submit(broken).result()
+        worker.run(Read("broken", broken)).result()
     text = _read(private_log)
     assert "ERROR desktop_app.worker.worker" in text and "Traceback" in text and "the disk said no" in text
 

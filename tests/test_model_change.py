@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import shutil
-
 import apsw
 
-from desktop_app.assets import resource_path
-from desktop_app.embedding import default_model_spec
 from desktop_app.search.request import SearchRequest
-from desktop_app.worker.worker import Engine, EngineConfig
+from desktop_app.worker.operations import Change
+from desktop_app.worker.worker import REEMBED, Engine, EngineConfig
 
-
-def other_model_dir(tmp_path):
-    """The bundled model under another id, embedding documents with a prefix (so its vectors differ)."""
-    d = tmp_path / "other-model"
-    d.mkdir()
-    (d / "model.onnx").symlink_to(default_model_spec().model_path)
-    shutil.copy(resource_path("models", "all-MiniLM-L6-v2-int8", "tokenizer.json"), d / "tokenizer.json")
-    (d / "quarry-model.json").write_text(
-        json.dumps(
-            {"id": "minilm-passages", "dims": 384, "pooling": "mean", "max_tokens": 256, "document_prefix": "passage: "}
-        )
-    )
-    return d
+from .model_dirs import other_model_dir
 
 
 def vector_tables(db):
@@ -71,11 +55,33 @@ def test_reembed_switches_models_without_mixing(tmp_path, mixed_root, index_copy
     assert all("all_minilm" not in t for t in vector_tables(db))
 
 
-def test_worker_starts_reembedding_in_the_background(tmp_path, mixed_root, index_copy, worker_for):
-    db = index_copy
-    worker = worker_for(db, model_dir=other_model_dir(tmp_path))
-    assert worker.reembed_handle is not None
+def test_a_worker_reembeds_in_the_background_with_progress_and_one_change_notice(
+    tmp_path, mixed_root, index_copy, worker_for
+):
+    """The re-embed is a write like an index run: it reports progress, and its end is one change notice."""
+    progress, notices = [], []
+    worker = worker_for(index_copy, model_dir=other_model_dir(tmp_path), on_change=notices.append)
+    assert worker.needs_reembed
+    handle = worker.reembed(progress.append)
     response = worker.search(SearchRequest("evict least recently used", roots=(str(mixed_root),))).result()
-    assert response.results[0].path == "src/cache.py"
-    assert worker.reembed_handle.result(timeout=120) is True
+    assert response.results[0].path == "src/cache.py"  # the old model's vectors meanwhile
+    assert handle.result(timeout=120) is True
     assert worker.status().result()["reembedding"] is False
+    assert {p.task for p in progress} == {"reembed"} and progress[-1].phase == "completed"
+    assert progress[-1].root == "minilm-passages" and progress[-1].chunks_embedded == progress[-1].chunks_total > 0
+    assert [(n.operation, n.changes, n.result) for n in notices] == [(REEMBED, Change.CONTENT | Change.MODEL, True)]
+
+
+def test_a_reembed_can_be_cancelled_and_resumes_at_the_next_start(tmp_path, index_copy, worker_for, embedding_gate):
+    gate = embedding_gate()
+    model_dir = other_model_dir(tmp_path)
+    worker = worker_for(index_copy, model_dir=model_dir)
+    handle = worker.reembed()
+    assert gate.waiting.wait(60)  # held inside its first batch: certainly running
+    handle.cancel()
+    gate.release()
+    assert handle.result(timeout=120) is False
+    worker.close()
+    again = worker_for(index_copy, model_dir=model_dir)
+    assert again.needs_reembed and again.reembed().result(timeout=120) is True
+    assert not again.status().result()["reembedding"]

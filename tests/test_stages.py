@@ -20,6 +20,7 @@ from desktop_app.indexing.progress import Progress, ProgressReporter
 from desktop_app.indexing.vector_fill import BATCH, VectorFiller, WantedChunks
 from desktop_app.search.request import SearchRequest
 from desktop_app.store.sqlite.store import SqliteStore
+from desktop_app.worker.operations import Read
 
 MODEL = "all-MiniLM-L6-v2-int8"
 
@@ -199,7 +200,8 @@ def test_a_file_shown_in_the_preview_is_embedded_first(tmp_path, mixed_root, wor
     worker.index(root).result(timeout=120)
     source = root / "src" / "http_client.py"
     assert worker.read_lines(source, hashlib.sha256(source.read_bytes()).hexdigest(), 1, 3, 0).result(timeout=60)
-    wanted = worker.submit(lambda engine: engine.wanted.take(set(range(1 << 20)), 1000)).result(timeout=60)
+    take = Read("wanted chunks", lambda engine: engine.wanted.take(set(range(1 << 20)), 1000))
+    wanted = worker.run(take).result(timeout=60)
     store = SqliteStore(tmp_path / "index.db")
     try:
         assert {c.path for c in store.stored_chunks(wanted)} == {"src/http_client.py"} and wanted

@@ -10,6 +10,7 @@ import pytest
 
 from desktop_app.indexing.watcher import MAX_DELAY_S, QUIET_S, ChangeWatcher
 from desktop_app.search.request import SearchRequest
+from desktop_app.worker.worker import UPDATE
 
 from .gitrepo import commit_all, git, init_repo
 
@@ -29,10 +30,10 @@ def test_an_edited_file_becomes_searchable(tmp_path, worker_for):
     root = tmp_path / "proj"
     root.mkdir()
     (root / "billing.py").write_text("def total(items):\n    return sum(items)\n")
-    worker = worker_for(tmp_path / "index.db")
+    notices = []
+    worker = worker_for(tmp_path / "index.db", on_change=notices.append)
     worker.index(root).result()
-    runs = []
-    worker.watch(root, runs.append)
+    worker.watch(root)
     saved = time.monotonic()
     (root / "billing.py").write_text(
         "def total(items):\n    return sum(items)\n\n\n"
@@ -50,7 +51,9 @@ def test_an_edited_file_becomes_searchable(tmp_path, worker_for):
     assert wait_for(
         lambda: not worker.search(SearchRequest("walrus discount", roots=(str(root),), mode="exact")).result().results
     )
-    assert all(not isinstance(r, BaseException) for r in runs)
+    updates = [n for n in notices if n.operation == UPDATE]
+    assert updates and all(n.roots == (str(root.resolve()),) for n in updates)
+    assert all(not isinstance(n.result, BaseException) for n in updates)
 
 
 class _FakeClock:
@@ -108,17 +111,19 @@ def test_a_branch_switch_of_1000_files_is_coalesced_and_fully_indexed(tmp_path, 
         (root / f"pkg{i // 100}" / f"m{i}.py").write_text(f"RATE_{i} = {i + 1}  # revised\n")
     commit_all(root, "revise every rate")
     git(root, "checkout", "-q", "main")
-    worker = worker_for(tmp_path / "index.db")
-    worker.index(root).result()
     runs = []
     all_seen = threading.Event()
 
-    def indexed(result) -> None:
-        runs.append(result)
+    def indexed(notice) -> None:
+        if notice.operation != UPDATE:
+            return
+        runs.append(notice.result)
         if sum(getattr(r, "files_changed", 0) for r in runs) >= 1000:
             all_seen.set()
 
-    worker.watch(root, indexed)  # the watches are in place when it returns
+    worker = worker_for(tmp_path / "index.db", on_change=indexed)
+    worker.index(root).result()
+    worker.watch(root)  # the watches are in place when it returns
     git(root, "checkout", "-q", "other")
     assert all_seen.wait(WAIT_S * 4), runs
     assert all(not isinstance(r, BaseException) for r in runs), runs

@@ -16,7 +16,7 @@ PROGRESS_INTERVAL_S = 0.5
 @dataclass(frozen=True)
 class Progress:
     phase: str  # one of PHASES
-    root: str
+    root: str  # the folder indexed; for a re-embed, the model's id
     files_done: int = 0
     files_total: int = 0
     bytes_done: int = 0
@@ -27,6 +27,7 @@ class Progress:
     tokens_embedded: int = 0
     elapsed_s: float = 0.0
     stage_elapsed_s: float = 0.0
+    task: str = "index"  # "index" (a folder) or "reembed" (every chunk again, with a newly chosen model)
 
     @property
     def chunks_per_s(self) -> float:
@@ -62,13 +63,14 @@ class ProgressReporter:
         root: str,
         interval_s: float = PROGRESS_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
+        task: str = "index",
     ):
         self._sink = sink
         self._interval = interval_s
         self._clock = clock
         self._t0 = self._stage_t0 = clock()
         self._last_emit = float("-inf")
-        self.current = Progress("analyzing", root)
+        self.current = Progress("analyzing", root, task=task)
 
     def update(self, **changes) -> None:
         changed = any(key in changes and changes[key] != getattr(self.current, key) for key in ("phase", "stage"))

@@ -26,7 +26,7 @@ def reembed(
 ) -> bool:
     """Give every chunk a vector of `embedder`'s model, then activate it; False when stopped first."""
     stop = should_stop or (lambda: False)
-    reporter = ProgressReporter(progress, f"re-embedding with {embedder.model_id}")
+    reporter = ProgressReporter(progress, embedder.model_id, task="reembed")
     reporter.update(phase="started")
     filler = VectorFiller(store, embedder, idle, wanted)
     try:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import ObservedWatch
 
 from .file_selection import EXCLUDED_DIR_NAMES
 
@@ -51,7 +52,7 @@ class ChangeWatcher:
         self._max_delay = max_delay_s
         self._lock = threading.Condition()
         self._pending: dict[str, tuple[float, float, set[str]]] = {}  # root -> (first, last event, paths)
-        self._watches: dict[str, object] = {}
+        self._watches: dict[str, ObservedWatch] = {}
         self._observer = Observer()
         self._observer.daemon = True
         self._observer.start()
@@ -65,6 +66,15 @@ class ChangeWatcher:
         with self._lock:
             if key not in self._watches:
                 self._watches[key] = self._observer.schedule(_Handler(key, self._record), key, recursive=True)
+
+    def unwatch(self, root: Path | str) -> None:
+        """Stop following `root` (its index was removed) and drop the changes waiting for it."""
+        key = str(Path(root).resolve())
+        with self._lock:
+            watch = self._watches.pop(key, None)
+            self._pending.pop(key, None)
+        if watch is not None:
+            self._observer.unschedule(watch)
 
     def close(self) -> None:
         with self._lock:

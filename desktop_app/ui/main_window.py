@@ -49,10 +49,12 @@ from ..indexing.progress import Progress
 from ..logs import log_dir
 from ..search.request import MODES, SearchFilters, SearchRequest
 from ..search.results import SearchResponse, SearchResult
+from ..session.model import SessionModel
 from ..store.errors import StoreError, StoreUnusable
 from ..store.location import move_aside
 from ..store.rows import ScopeSummary
-from ..worker.worker import EngineConfig
+from ..worker.operations import Change, ChangeNotice
+from ..worker.worker import UPDATE, EngineConfig
 from . import editor_launcher
 from .app_settings import AppSettings
 from .engine_status import EngineStatus
@@ -97,10 +99,8 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self._persist = persist  # False for the headless screenshot: leave the user's settings alone
         self.live = LiveSearch(bridge, parent=self)
-        self.project: str | None = None
-        self.scopes: dict[str, ScopeSummary] = {}
-        self.filters = SearchFilters()
-        self.mode = settings.mode
+        # Project, indexed folders, mode and filters live in a Qt-free model; the window draws what it says.
+        self.session = SessionModel(settings.mode)
         self.last_response: SearchResponse | None = None
         self._search_on_progress = False  # a search failed because the project's first index had just begun
         # While the open project is indexed, its query runs again as new files and vectors land: at most once
@@ -110,8 +110,8 @@ class MainWindow(QMainWindow):
         self._last_rerun = float("-inf")
         self._rerunning = False  # the next answer is a re-run's: it keeps the result selected when it arrives
         self._tasks: set[asyncio.Task] = set()
-        self._watched: set[str] = set()  # project roots whose file changes the engine follows
-        self.store_dialog: QMessageBox | None = None  # open while an unusable index is being explained
+        self._applying: set[asyncio.Task] = set()  # change notices being applied (project list, search)
+        self.question_dialog: QMessageBox | None = None  # open while the window asks (move an index aside?)
 
         self.setWindowTitle("Quarry")
         self.setMinimumSize(*MIN_SIZE)
@@ -121,6 +121,24 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._connect()
         self._restore_state()
+        self.session.observe(self._on_session_changed)
+
+    # The session's state, as tests and the rest of the window read it.
+    @property
+    def project(self) -> str | None:
+        return self.session.project
+
+    @property
+    def scopes(self) -> dict[str, ScopeSummary]:
+        return self.session.scopes
+
+    @property
+    def filters(self) -> SearchFilters:
+        return self.session.filters
+
+    @property
+    def mode(self) -> str:
+        return self.session.mode
 
     # --- construction ---------------------------------------------------------------------------
 
@@ -178,6 +196,11 @@ class MainWindow(QMainWindow):
         )
         self.act_switch_project = a("Switch &Project", self._focus_projects, "Ctrl+P")
         self.act_reindex = a("&Re-index Project", lambda: self.spawn(self.index_project()), "F5")
+        self.act_remove_project = a(
+            "Re&move Project from Index…",
+            lambda: self.spawn(self.remove_project()),
+            tip="Delete the open project's index (its files are not touched)",
+        )
         self.act_cancel_index = a("&Cancel Indexing", self.cancel_index)
         self.act_cancel_index.setEnabled(False)
         self.act_settings = a("&Settings…", self.open_settings, "Ctrl+,")
@@ -222,7 +245,7 @@ class MainWindow(QMainWindow):
         file_menu.addMenu(self.recent_menu)
         file_menu.addAction(self.act_switch_project)
         file_menu.addSeparator()
-        file_menu.addActions([self.act_reindex, self.act_cancel_index])
+        file_menu.addActions([self.act_reindex, self.act_cancel_index, self.act_remove_project])
         file_menu.addSeparator()
         file_menu.addActions([self.act_settings, self.act_quit])
         search_menu = bar.addMenu("&Search")
@@ -252,7 +275,7 @@ class MainWindow(QMainWindow):
         self.projects.activated.connect(self._on_project_chosen)
         self.progress.cancel_requested.connect(self.cancel_index)
         self.bridge.progressed.connect(self._on_progress)
-        self.bridge.files_changed.connect(self._on_files_changed)
+        self.bridge.changed.connect(self._on_change)
         self.bridge.indexing_changed.connect(self._on_indexing_changed)
 
     # --- engine lifecycle -----------------------------------------------------------------------
@@ -299,12 +322,12 @@ class MainWindow(QMainWindow):
         box.setWindowModality(Qt.WindowModality.WindowModal)
         answer: asyncio.Future = asyncio.get_running_loop().create_future()
         box.finished.connect(lambda _: None if answer.done() else answer.set_result(box.clickedButton()))
-        self.store_dialog = box
+        self.question_dialog = box
         box.open()
         try:
             clicked = await answer
         finally:
-            self.store_dialog = None
+            self.question_dialog = None
         return clicked is box.button(QMessageBox.StandardButton.Yes)
 
     async def _load_model(self) -> None:
@@ -320,32 +343,70 @@ class MainWindow(QMainWindow):
                 self.search_now()  # answered while the vectors loaded: now with all of them
 
     async def refresh_projects(self) -> None:
-        self.scopes = {s.scope.root: s for s in await self.bridge.scopes()}
-        self._fill_projects()
-        self.engine_status.show_scope(self.project, self.scopes.get(self.project or ""))
-        for root in self.scopes.keys() - self._watched:  # every indexed folder follows its files while open
-            self._watched.add(root)
-            self.spawn(self._watch(root))
+        self.session.set_scopes(await self.bridge.scopes())
 
     async def _watch(self, root: str) -> None:
         await self.bridge.watch(root)
         self.watch_started.emit(root)
 
-    def _on_files_changed(self, root: str, result: IndexStats | BaseException) -> None:
+    def _on_session_changed(self, aspect: str) -> None:
+        """Draw what changed in the session (and search again where the answer depends on it)."""
+        if aspect == "project":
+            self._forget_project_state()
+            self.setWindowTitle(f"{Path(self.project).name} — Quarry" if self.project else "Quarry")
+        if aspect in ("project", "scopes"):
+            self._fill_projects()
+            self.engine_status.show_scope(self.project, self.session.project_scope)
+        if aspect == "scopes":
+            for root in self.session.roots_to_watch():  # every indexed folder follows its files while open
+                self.spawn(self._watch(root))
+        if aspect == "mode":
+            self.mode_actions[self.mode].setChecked(True)
+            if self._persist:
+                self.settings.mode = self.mode
+        if aspect == "filters":
+            self._show_filters_summary()
+        if aspect in ("project", "mode", "filters") and self.search_bar.text().strip():
+            self.search_now()
+
+    # --- change notices -------------------------------------------------------------------------
+
+    def _on_change(self, notice: ChangeNotice) -> None:
+        """The engine finished a write: an index run, a watched folder's update, a removal, a re-embed."""
+        task = self.spawn(self._apply_change(notice))
+        self._applying.add(task)
+        task.add_done_callback(self._applying.discard)
+
+    async def _apply_change(self, notice: ChangeNotice) -> None:
+        if notice.operation == UPDATE and not self._report_update(notice):
+            return
+        if notice.changes & (Change.SCOPES | Change.CONTENT):
+            await self.refresh_projects()
+        affects_search = notice.changes & (Change.CONTENT | Change.MODEL) and notice.concerns(self.project)
+        if affects_search and self.search_bar.text().strip():
+            self.search_now()  # show the new content
+        if notice.operation == UPDATE:
+            self.files_updated.emit(notice.roots[0])
+
+    def _report_update(self, notice: ChangeNotice) -> bool:
+        """Say what a watched folder's update did; False when it changed nothing."""
+        root, result = notice.roots[0], notice.result
         if isinstance(result, BaseException):
-            self.show_message(f"Updating the index of {Path(root).name} failed: {result}", "error")
-            return
+            self.show_message(f"Updating the index of {Path(root).name} failed: {describe_error(result)}", "error")
+            return True
         if not (result.files_changed or result.files_deleted or result.files_copied):
-            return
+            return False
         self.statusBar().showMessage(
             f"Updated {Path(root).name}: {result.files_changed + result.files_copied} "
             f"changed, {result.files_deleted} deleted",
             5000,
         )
-        self.spawn(self.refresh_projects())
-        if root == self.project and self.search_bar.text().strip():
-            self.search_now()  # show the new content
-        self.files_updated.emit(root)
+        return True
+
+    async def changes_applied(self) -> None:
+        """Wait until every change notice received so far has been drawn."""
+        while self._applying:
+            await asyncio.gather(*list(self._applying), return_exceptions=True)
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
         """Run `coro` on the loop; a failure becomes a message in the window, not a dead slot."""
@@ -367,18 +428,11 @@ class MainWindow(QMainWindow):
     # --- projects and indexing ------------------------------------------------------------------
 
     def set_project(self, root: str) -> None:
-        if root != self.project:
-            self._forget_project_state()
-        self.project = root
-        self.setWindowTitle(f"{Path(root).name} — Quarry")
         if self._persist:
             self.settings.last_project = root
             self.settings.add_recent_project(root)
-        self._fill_projects()
         self._fill_recent_menu()
-        self.engine_status.show_scope(root, self.scopes.get(root))
-        if self.search_bar.text().strip():
-            self.search_now()
+        self.session.set_project(root)
 
     def _forget_project_state(self) -> None:
         self.last_stats = None
@@ -386,11 +440,7 @@ class MainWindow(QMainWindow):
         self.engine_status.show_coverage(None)
 
     def forget_project(self) -> None:
-        self._forget_project_state()
-        self.project = None
-        self.setWindowTitle("Quarry")
-        self._fill_projects()
-        self.engine_status.show_scope(None, None)
+        self.session.set_project(None)
 
     async def open_project(self, path: str | Path, index: bool = True) -> IndexStats | None:
         """Make the folder at `path` the project and (incrementally) index it."""
@@ -410,7 +460,8 @@ class MainWindow(QMainWindow):
         try:
             stats = await self.bridge.index(root)
         except Exception as exc:  # a failed run is reported; the window carries on
-            self.show_message(f"Indexing {root} failed: {exc}", "error")
+            self.show_message(f"Indexing {root} failed: {describe_error(exc)}", "error")
+            await self.changes_applied()
             self.index_finished.emit(None)
             return None
         if root == self.project:
@@ -430,11 +481,32 @@ class MainWindow(QMainWindow):
             )
             if self.banner.kind != "error":
                 self.banner.clear_notice()
-        await self.refresh_projects()
-        if self.search_bar.text().strip() and root == self.project:
-            self.search_now()  # the results were partial while the index ran
+        await self.changes_applied()  # the project list and the open search show the new content
         self.index_finished.emit(stats)
         return stats
+
+    async def remove_project(self) -> int | None:
+        """Delete the open project's index after the user confirms (its files stay); the chunks dropped."""
+        root = self.project
+        if root is None or root not in self.scopes:
+            self.show_message("Open an indexed project first; its index is what would be removed.", "warning")
+            return None
+        if not await self._ask(
+            "Remove the project from the index?",
+            f"Quarry forgets everything it indexed in {root}. The folder and its files are not touched; "
+            "opening the folder again indexes it again.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+        ):
+            return None
+        try:
+            dropped = await self.bridge.remove_scope(root)
+        except Exception as exc:  # reported; the project stays as it was
+            self.show_message(f"Removing {Path(root).name} from the index failed: {describe_error(exc)}", "error")
+            return None
+        await self.changes_applied()
+        self.tree.clear_results()
+        self.show_message(f"Removed {Path(root).name} from the index.")
+        return dropped
 
     def show_skipped(self) -> SkippedDialog | None:
         """List the paths the last index run of the open project passed over, with the reasons."""
@@ -479,7 +551,7 @@ class MainWindow(QMainWindow):
         self._open_dialog(dialog)
 
     def _fill_projects(self) -> None:
-        roots = sorted(set(self.scopes) | ({self.project} if self.project else set()))
+        roots = self.session.project_roots()
         self.projects.blockSignals(True)
         self.projects.clear()
         for root in roots:
@@ -558,16 +630,7 @@ class MainWindow(QMainWindow):
 
     def request(self, query: str | None = None, record_history: bool = True) -> SearchRequest | None:
         query = self.search_bar.text() if query is None else query
-        if not query.strip() or self.project is None:
-            return None
-        return SearchRequest(
-            query=query,
-            roots=(self.project,),
-            k=RESULT_LIMIT,
-            mode=self.mode,
-            filters=self.filters,
-            record_history=record_history,
-        )
+        return self.session.request(query, RESULT_LIMIT, record_history)
 
     def _on_text_edited(self, text: str) -> None:
         # Half-typed queries stay out of the search history; Enter (search now) records the query.
@@ -641,11 +704,7 @@ class MainWindow(QMainWindow):
         self.search_bar.selectAll()
 
     def set_mode(self, mode: str) -> None:
-        self.mode = mode
-        self.mode_actions[mode].setChecked(True)
-        if self._persist:
-            self.settings.mode = mode
-        self.search_now()
+        self.session.set_mode(mode)
 
     def open_filters(self) -> None:
         dialog = FiltersDialog(self.filters, self)
@@ -663,9 +722,7 @@ class MainWindow(QMainWindow):
         self.focus_search()
 
     def apply_filters(self, filters: SearchFilters) -> None:
-        self.filters = filters
-        self._show_filters_summary()
-        self.search_now()
+        self.session.set_filters(filters)
 
     def _show_filters_summary(self) -> None:
         summary = describe(self.filters)
@@ -747,7 +804,7 @@ class MainWindow(QMainWindow):
         if new != config:
             self.statusBar().showMessage("Restarting the engine with the new settings…")
             await self.bridge.restart(new)
-            self._watched.clear()  # the new worker watches nothing yet
+            self.session.forget_watches()  # the new worker watches nothing yet
             await self.refresh_projects()
             self.spawn(self._load_model())
             self.statusBar().showMessage("Engine restarted with the new settings.", 5000)

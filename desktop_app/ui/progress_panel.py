@@ -19,12 +19,23 @@ _PHASE_LABELS = {
 
 
 _STAGE_LABELS = {"keyword": "keywords", "fast": "fast meaning", "full": "meaning"}
+# A re-embed (a newly chosen model) has one stage: every chunk's vector again.
+_REEMBED_LABELS = {
+    "analyzing": "Preparing to re-embed",
+    "started": "Re-embedding",
+    "in_progress": "Re-embedding",
+    "completed": "Re-embedded",
+    "cancelled": "Re-embedding cancelled",
+}
 
 
 def progress_text(p: Progress) -> str:
     """One line: phase, stage, then files and bytes (stage 1) or chunks, chunks/s (stages 2 and 3), and the
     stage's ETA, e.g. "Indexing repo (meaning): 3,000/25,000 chunks · 61 chunks/s · about 6 min left"."""
-    parts = [f"{_PHASE_LABELS.get(p.phase, p.phase)} {Path(p.root).name} ({_STAGE_LABELS.get(p.stage, p.stage)})"]
+    if p.task == "reembed":
+        parts = [f"{_REEMBED_LABELS.get(p.phase, p.phase)} with {p.root}"]
+    else:
+        parts = [f"{_PHASE_LABELS.get(p.phase, p.phase)} {Path(p.root).name} ({_STAGE_LABELS.get(p.stage, p.stage)})"]
     if p.stage == "keyword":
         if p.files_total:
             parts.append(f"{p.files_done:,}/{p.files_total:,} files")

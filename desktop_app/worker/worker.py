@@ -1,9 +1,9 @@
-"""The one thread that owns the store and the model and runs every job against them.
+"""The one thread that owns the store and the model and runs every operation against them.
 
-Jobs wait in a priority queue: searches first, then scope and status queries, then indexing.
-While an index job waits on the model it calls back into the queue (Indexer's `idle` hook)
-and runs any waiting search or query, so a search never waits for a whole index run.
-Callers get a concurrent.futures.Future for each job; nothing else touches the store.
+Operations (operations.py) wait in a priority queue: searches first, then other reads, then writes.
+While a write waits on the model it calls back into the queue (Indexer's `idle` hook) and runs any
+waiting read, so a search never waits for a whole index run; a write never runs inside another.
+Callers get a concurrent.futures.Future for each operation; nothing else touches the store.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..embedding import ModelError
 from ..embedding.choice import configured_embedder, embedder_for_source
@@ -34,8 +34,11 @@ from ..search.request import SearchError, SearchRequest
 from ..search.results import SearchResponse
 from ..store.location import StoreLocation, open_store
 from ..store.rows import HistoryEntry, ScopeSummary
+from .dropped_paths import DroppedPath, inspect_dropped
+from .operations import Change, ChangeNotice, Read, Write
 
 _log = logging.getLogger(__name__)
+T = TypeVar("T")
 # Failures that are the user's input, explained by the front end; other job failures go to the log too.
 _USER_ERRORS = (SearchError, IndexingError, LookupError)
 
@@ -48,9 +51,12 @@ class ScopeNotFound(LookupError):
         self.root = root
 
 
-PRIORITY_SEARCH = 0
-PRIORITY_QUERY = 1
-PRIORITY_INDEX = 2
+PRIORITY_SEARCH = 0  # urgent reads: searches and the preview's lines
+PRIORITY_READ = 1
+PRIORITY_WRITE = 2
+# The names of the writes the worker starts by itself.
+UPDATE = "update"  # a watched folder changed on disk
+REEMBED = "re-embed"  # the configured model differs from the one the index's vectors were made with
 
 
 @dataclass(frozen=True)
@@ -193,12 +199,12 @@ class Engine:
 class _Job:
     priority: int
     seq: int
-    fn: Callable[[Engine], Any] = field(compare=False)
+    operation: Read | Write = field(compare=False)
     future: Future = field(compare=False)
 
 
 class IndexHandle:
-    """A running index job: its future, and a way to stop it between batches."""
+    """A running write (an index run or a re-embed): its future, and a way to stop it between batches."""
 
     def __init__(self, future: Future, stop: threading.Event):
         self.future = future
@@ -207,13 +213,20 @@ class IndexHandle:
     def cancel(self) -> None:
         self._stop.set()
 
-    def result(self, timeout: float | None = None) -> IndexStats:
+    def result(self, timeout: float | None = None) -> Any:
         return self.future.result(timeout)
 
 
 class Worker:
-    def __init__(self, config: EngineConfig):
+    """The engine's thread and its queue of named operations.
+
+    `on_change` hears one ChangeNotice after each write, on the worker's threads: a front end hands it over
+    to its own.
+    """
+
+    def __init__(self, config: EngineConfig, on_change: Callable[[ChangeNotice], None] | None = None):
         self.config = config
+        self._on_change = on_change
         self._heap: list[_Job] = []
         self._cond = threading.Condition()
         self._seq = itertools.count()
@@ -222,11 +235,11 @@ class Worker:
         self._stops: set[threading.Event] = set()
         self._thread = threading.Thread(target=self._run, name="quarry-worker", daemon=True)
         self._ready: Future = Future()
-        # Set before start() to follow a background re-embed (started when the configured model changed).
-        self.reembed_progress: Callable[[Progress], None] | None = None
-        self.reembed_handle: IndexHandle | None = None
+        # Set by start(): the configured model differs from the one the index's vectors were made with, so
+        # the front end should start reembed() (searches meanwhile use the old model's vectors).
+        self.needs_reembed = False
         self._watcher: ChangeWatcher | None = None
-        self._on_indexed: dict[str, Callable | None] = {}
+        self._watched: set[str] = set()
         self._auto_jobs: dict[str, IndexHandle] = {}
         self._dirty: set[str] = set()
 
@@ -236,34 +249,59 @@ class Worker:
         self._ready.result()
         return self
 
-    # --- job API --------------------------------------------------------------------------------
+    # --- operations -----------------------------------------------------------------------------
 
-    def submit(self, fn: Callable[[Engine], Any], priority: int = PRIORITY_QUERY) -> Future:
-        future: Future = Future()
+    def run(self, operation: Read[T] | Write[T]) -> Future[T]:
+        """Queue an operation; its future gives what it returns (or raises)."""
+        if isinstance(operation, Write):
+            priority = PRIORITY_WRITE
+        else:
+            priority = PRIORITY_SEARCH if operation.urgent else PRIORITY_READ
+        future: Future[T] = Future()
         with self._cond:
             if self._closing:
                 future.set_exception(RuntimeError("the worker has stopped"))
                 return future
-            heapq.heappush(self._heap, _Job(priority, next(self._seq), fn, future))
+            heapq.heappush(self._heap, _Job(priority, next(self._seq), operation, future))
             self._cond.notify()
         return future
 
-    def search(self, request: SearchRequest) -> Future:
-        return self.submit(lambda e: e.search(request), PRIORITY_SEARCH)
-
-    def index(self, root: Path | str, progress: Callable[[Progress], None] | None = None) -> IndexHandle:
+    def _stoppable(
+        self,
+        name: str,
+        run: Callable[[Engine, Callable[[], bool]], Any],
+        changes: Change,
+        roots: tuple[str, ...] = (),
+    ) -> IndexHandle:
+        """Queue a long write that stops at its next batch boundary when its handle is cancelled."""
         stop = threading.Event()
         with self._cond:
             self._stops.add(stop)
 
-        def job(engine: Engine) -> IndexStats:
+        def job(engine: Engine) -> Any:
             try:
-                return engine.index(Path(root), progress, stop.is_set)
+                return run(engine, stop.is_set)
             finally:
                 with self._cond:
                     self._stops.discard(stop)
 
-        return IndexHandle(self.submit(job, PRIORITY_INDEX), stop)
+        return IndexHandle(self.run(Write(name, job, changes, tuple(roots))), stop)
+
+    def search(self, request: SearchRequest) -> Future[SearchResponse]:
+        return self.run(Read("search", lambda e: e.search(request), urgent=True))
+
+    def index(self, root: Path | str, progress: Callable[[Progress], None] | None = None) -> IndexHandle:
+        return self._index("index", root, progress)
+
+    def _index(self, name: str, root: Path | str, progress: Callable[[Progress], None] | None) -> IndexHandle:
+        key = str(Path(root).expanduser().resolve())
+        return self._stoppable(
+            name, lambda e, stop: e.index(Path(root), progress, stop), Change.SCOPES | Change.CONTENT, (key,)
+        )
+
+    def reembed(self, progress: Callable[[Progress], None] | None = None) -> IndexHandle:
+        """Give every chunk a vector of the configured model, then search with it (see Engine.reembed)."""
+        return self._stoppable(REEMBED, lambda e, stop: e.reembed(progress, stop), Change.CONTENT | Change.MODEL)
 
     def read_lines(self, path: Path | str, sha256: str, start_line: int, end_line: int, context: int) -> Future:
         """(first, last, text) of lines start-context .. end+context of an indexed file, read on this thread;
@@ -274,63 +312,35 @@ class Worker:
             lines = FileLines().lines_if_current(Path(path), sha256)
             return None if lines is None else expand(lines, start_line, end_line, context)
 
-        return self.submit(job, PRIORITY_SEARCH)
+        return self.run(Read("read lines", job, urgent=True))
 
-    def watch(self, root: Path | str, on_indexed: Callable[[IndexStats | BaseException], None] | None = None) -> None:
-        """Keep `root`'s index in step with its files: each burst of changes becomes one incremental index
-        job (coalesced: while one runs for a root, further changes queue exactly one more)."""
-        key = str(Path(root).expanduser().resolve())
-        with self._cond:
-            if self._watcher is None:
-                self._watcher = ChangeWatcher(self._changed, ignore=self.config.location.local_files())
-            self._on_indexed[key] = on_indexed
-        self._watcher.watch(Path(key))
+    def scopes(self) -> Future[list[ScopeSummary]]:
+        return self.run(Read("list scopes", lambda e: e.store.list_scopes()))
 
-    def _changed(self, root: str, paths: set[str]) -> None:
-        with self._cond:
-            if root not in self._on_indexed:
-                return
-            running = self._auto_jobs.get(root)
-            if running is not None and not running.future.done():
-                self._dirty.add(root)  # one more run after the current one sees every change
-                return
-            handle = self.index(root)
-            self._auto_jobs[root] = handle
-        handle.future.add_done_callback(partial(self._auto_done, root))
+    def remove_scope(self, root: Path | str) -> Future[int]:
+        """Remove an indexed folder (and its worktrees); waits for a running index run to end first."""
+        key = Path(root).expanduser().resolve()
 
-    def _auto_done(self, root: str, future: Future) -> None:
-        with self._cond:
-            callback = self._on_indexed.get(root)
-            again = root in self._dirty and not self._closing
-            self._dirty.discard(root)
-        if callback is not None:
-            callback(future.exception() or future.result())
-        if again:
-            self._changed(root, set())
-
-    def _start_reembed(self) -> IndexHandle:
-        stop = threading.Event()
-        with self._cond:
-            self._stops.add(stop)
-        progress = self.reembed_progress
-        return IndexHandle(self.submit(lambda e: e.reembed(progress, stop.is_set), PRIORITY_INDEX), stop)
-
-    def scopes(self) -> Future:
-        return self.submit(lambda e: e.store.list_scopes())
-
-    def remove_scope(self, root: Path | str) -> Future:
         def job(engine: Engine) -> int:
-            scope = engine.store.scope_for_root(Path(root).expanduser().resolve())
+            scope = engine.store.scope_for_root(key)
             if scope is None:
                 raise ScopeNotFound(root)
+            self._unwatch(str(key))  # a change on disk must not index the folder again
             return engine.store.remove_scope(scope.id)
 
-        return self.submit(job)
+        return self.run(Write("remove scope", job, Change.SCOPES | Change.CONTENT, (str(key),)))
 
-    def history(self, limit: int = 50) -> Future:
-        return self.submit(lambda e: e.store.history(limit))
+    def history(self, limit: int = 50) -> Future[list[HistoryEntry]]:
+        return self.run(Read("search history", lambda e: e.store.history(limit)))
 
-    def status(self) -> Future:
+    def inspect_path(self, path: Path | str) -> Future[DroppedPath]:
+        return self.run(Read("inspect path", lambda e: inspect_dropped(e.store, Path(path))))
+
+    def warm_up(self) -> Future[tuple[str, str]]:
+        """Load the model and the index's vectors now (see Engine.warm_up)."""
+        return self.run(Read("load model", Engine.warm_up))
+
+    def status(self) -> Future[dict]:
         def job(engine: Engine) -> dict:
             emb = engine.embedder
             return {
@@ -342,13 +352,53 @@ class Worker:
                 "indexing": sorted(engine.indexing_roots),
             }
 
-        return self.submit(job)
+        return self.run(Read("status", job))
+
+    # --- watched folders ------------------------------------------------------------------------
+
+    def watch(self, root: Path | str) -> None:
+        """Keep `root`'s index in step with its files: each burst of changes becomes one "update" write
+        (coalesced: while one runs for a root, further changes queue exactly one more), announced by its
+        change notice. Returns once the watches are in place."""
+        key = str(Path(root).expanduser().resolve())
+        with self._cond:
+            if self._watcher is None:
+                self._watcher = ChangeWatcher(self._changed, ignore=self.config.location.local_files())
+            self._watched.add(key)
+        self._watcher.watch(Path(key))
+
+    def _unwatch(self, root: str) -> None:
+        with self._cond:
+            self._watched.discard(root)
+            self._dirty.discard(root)
+            watcher = self._watcher
+        if watcher is not None:
+            watcher.unwatch(root)
+
+    def _changed(self, root: str, paths: set[str]) -> None:
+        with self._cond:
+            if root not in self._watched or self._closing:
+                return
+            running = self._auto_jobs.get(root)
+            if running is not None and not running.future.done():
+                self._dirty.add(root)  # one more run after the current one sees every change
+                return
+            handle = self._index(UPDATE, root, None)
+            self._auto_jobs[root] = handle
+        handle.future.add_done_callback(partial(self._auto_done, root))
+
+    def _auto_done(self, root: str, _future: Future) -> None:
+        with self._cond:
+            again = root in self._dirty and not self._closing
+            self._dirty.discard(root)
+        if again:
+            self._changed(root, set())
 
     def close(self, timeout: float | None = 30) -> None:
         with self._cond:
             self._closing = True
             watcher, self._watcher = self._watcher, None
-            self._on_indexed.clear()
+            self._watched.clear()
             for stop in self._stops:
                 stop.set()
             self._cond.notify_all()
@@ -361,13 +411,12 @@ class Worker:
 
     def _run(self) -> None:
         try:
-            self._engine = Engine(self.config, idle=self._serve_urgent)
+            self._engine = Engine(self.config, idle=self._serve_reads)
         except BaseException as exc:
             self._ready.set_exception(exc)
             self._fail_pending(exc)
             return
-        if self._engine.needs_reembed:
-            self.reembed_handle = self._start_reembed()  # before start() returns, so callers can follow it
+        self.needs_reembed = self._engine.needs_reembed
         self._ready.set_result(None)
         try:
             while True:
@@ -387,11 +436,11 @@ class Worker:
                 return None
             return heapq.heappop(self._heap)
 
-    def _serve_urgent(self) -> None:
-        """Run waiting searches and queries (never another index job); called while indexing."""
+    def _serve_reads(self) -> None:
+        """Run waiting reads, never a write; called from inside a write (an index run) between its slices."""
         while True:
             with self._cond:
-                if not self._heap or self._heap[0].priority >= PRIORITY_INDEX or self._closing:
+                if not self._heap or self._heap[0].priority >= PRIORITY_WRITE or self._closing:
                     return
                 job = heapq.heappop(self._heap)
             self._execute(job)
@@ -399,13 +448,27 @@ class Worker:
     def _execute(self, job: _Job) -> None:
         if not job.future.set_running_or_notify_cancel():
             return
+        operation = job.operation
         try:
             assert self._engine is not None  # jobs run only once _run() has opened the engine
-            job.future.set_result(job.fn(self._engine))
+            result = operation.run(self._engine)
         except BaseException as exc:  # delivered to whoever awaits the job
             if not isinstance(exc, _USER_ERRORS):  # bad input is the front end's to explain; the rest is kept
-                _log.error("engine job failed", exc_info=exc)
+                _log.error("engine operation %r failed", operation.name, exc_info=exc)
+            self._announce(operation, exc)
             job.future.set_exception(exc)
+        else:
+            self._announce(operation, result)
+            job.future.set_result(result)
+
+    def _announce(self, operation: Read | Write, result: Any) -> None:
+        """One change notice after a write, whatever its outcome (a stopped or failed run keeps its batches),
+        sent before its future resolves, so whoever awaits the write hears of the change first."""
+        if isinstance(operation, Write) and self._on_change is not None:
+            try:
+                self._on_change(ChangeNotice(operation.name, operation.changes, operation.roots, result))
+            except Exception:  # a listener's failure must not fail the write it heard of
+                _log.exception("a change listener failed")
 
     def _fail_pending(self, exc: BaseException) -> None:
         with self._cond:
@@ -423,7 +486,6 @@ __all__ = [
     "IndexStats",
     "ScopeSummary",
     "HistoryEntry",
-    "PRIORITY_SEARCH",
-    "PRIORITY_QUERY",
-    "PRIORITY_INDEX",
+    "ChangeNotice",
+    "Change",
 ]
