@@ -39,7 +39,7 @@ from .search.request import (
     SearchRequest,
 )
 from .store.errors import StoreError, StoreUnusable
-from .store.location import StoreLocation, check_store, default_location, move_aside
+from .store.location import DEFAULT_EF_SEARCH, StoreLocation, check_store, default_location, move_aside
 from .store.sqlite.connection import busy_timeout_ms
 from .worker.operations import ChangeNotice
 from .worker.worker import UPDATE, EngineConfig, Worker
@@ -63,9 +63,9 @@ def _add_common(p: argparse.ArgumentParser, top: bool = False) -> None:
     # --db works before or after the subcommand; SUPPRESS keeps a later default from overwriting it.
     p.add_argument(
         "--db",
-        type=Path,
         default=None if top else argparse.SUPPRESS,
-        help="index database file (default: $QUARRY_DB or the per-user data directory)",
+        help="index database file, or a team index as postgresql://USER@HOST:PORT/DB "
+        "(default: $QUARRY_DB or a file in the per-user data directory)",
     )
     p.add_argument(
         "--model",
@@ -154,6 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
         "'similarity=1,symbol=0.05,chunk_type=0.03,recency=0.02,private=0.05'",
     )
     p.add_argument("--json", action="store_true", help="print JSON (one object per query)")
+    p.add_argument(
+        "--ef-search",
+        type=int,
+        default=DEFAULT_EF_SEARCH,
+        help=f"team index: HNSW candidates per vector query; more finds more, slower (default {DEFAULT_EF_SEARCH})",
+    )
 
     p = sub.add_parser("scopes", help="list indexed scopes, or `scopes remove PATH`")
     _add_common(p)
@@ -248,10 +254,14 @@ def _worker(
             "tokenizer.json and quarry-model.json"
         )
     location = _location(args)
-    if location.path.is_dir():
+    if location.path is not None and location.path.is_dir():
         raise UsageError(f"{location} is a folder, not an index database; pass a file path with --db")
+    ef_search = getattr(args, "ef_search", DEFAULT_EF_SEARCH)
+    if not 1 <= ef_search <= 1000:
+        raise UsageError(f"--ef-search must be between 1 and 1000 (got {ef_search})")
     config = EngineConfig(
         location,
+        ef_search=ef_search,
         model=args.model,
         model_dir=args.model_dir,
         provider=args.provider,
@@ -294,7 +304,9 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
 def _move_aside_if_unusable(db: StoreLocation) -> None:
     """--rebuild: a store that cannot be used is moved aside (never deleted); a healthy one is kept."""
-    if not db.path.is_file():
+    if db.is_team:
+        raise UsageError(f"--rebuild moves a damaged index file aside; the team index {db} is repaired on its server")
+    if not db.file.is_file():
         return
     try:
         check_store(db)

@@ -54,6 +54,28 @@ def mixed_index(tmp_path_factory, mixed_root):
     return db, stats
 
 
+@pytest.fixture(scope="session")
+def team_server():
+    """One real PostgreSQL server with pgvector for the session (skips where it cannot start)."""
+    from .team_server import start_team_server
+
+    server = start_team_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def mixed_team_index(team_server, mixed_root) -> str:
+    """The URL of a team index holding the mixed repository; tests must not modify it."""
+    url = team_server.new_database()
+    worker = Worker(EngineConfig(url)).start()
+    try:
+        worker.index(mixed_root).result()
+    finally:
+        worker.close()
+    return url
+
+
 @pytest.fixture
 def index_copy(tmp_path, mixed_index) -> Path:
     """A private copy of the mixed index, for tests that write to it (searches record history too)."""

@@ -9,14 +9,19 @@ import pytest
 
 from desktop_app.search.pipeline import Searcher
 from desktop_app.search.request import SearchError, SearchFilters, SearchRequest
+from desktop_app.store.postgres.store import PostgresStore
 from desktop_app.store.sqlite.store import SqliteStore
 
 
-@pytest.fixture(scope="module")
-def searcher(mixed_index, embedder, tmp_path_factory):
-    db = tmp_path_factory.mktemp("search-db") / "index.db"
-    shutil.copy(mixed_index[0], db)
-    store = SqliteStore(db)
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def searcher(request, mixed_index, embedder, tmp_path_factory):
+    """A searcher on the mixed repository's index, in the SQLite store and in a team index on PostgreSQL."""
+    if request.param == "sqlite":
+        db = tmp_path_factory.mktemp("search-db") / "index.db"
+        shutil.copy(mixed_index[0], db)
+        store = SqliteStore(db)
+    else:
+        store = PostgresStore(request.getfixturevalue("mixed_team_index"))
     yield Searcher(store, embedder)
     store.close()
 

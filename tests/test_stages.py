@@ -207,3 +207,20 @@ def test_a_file_shown_in_the_preview_is_embedded_first(tmp_path, mixed_root, wor
         assert {c.path for c in store.stored_chunks(wanted)} == {"src/http_client.py"} and wanted
     finally:
         store.close()
+
+
+def test_a_wanted_chunk_that_is_also_due_in_order_is_embedded_once(tmp_path):
+    """A search's wanted chunk that the order reaches within the same batch must not be in it twice: when the
+    two copies fell in different lookups of 500 ids, its vector was written twice (a duplicate key)."""
+    count = BATCH + 10
+    files = {f"m{i}.py": f"def function_number_{i}(x):\n    return x + {i}\n" for i in range(count)}
+    mtimes = {f"m{i}.py": (count - i) * 10**9 for i in range(count)}  # in order of i, newest first
+    store = _keyword_only_store(tmp_path, files, mtimes)
+    wanted = WantedChunks()
+    wanted.add(store.chunk_ids_of_files(store.list_scopes()[0].scope.id, ["m505.py"]))
+    filler = VectorFiller(store, _Recording(), wanted=wanted)
+    try:
+        result = filler.fill(ProgressReporter(None, "x"), stop=lambda: False)
+    finally:
+        filler.close()
+    assert result.finished and result.embedded == len(files) == store.vector_count(STATIC_MODEL_ID)

@@ -11,6 +11,7 @@ One batch is with the model while the previous one is written.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -25,6 +26,8 @@ from .progress import ProgressReporter
 # low: stage 3's throughput against the raw model's on 845 stdlib chunks was 0.82 at 128 and 0.97 at 512
 # (bench_first_index.py); small enough that a huge file's chunks become searchable piece by piece.
 BATCH = 512
+# How often an indexer that has run out of unclaimed chunks looks again while others hold the rest.
+OTHERS_POLL_S = 1.0
 
 
 class WantedChunks:
@@ -81,6 +84,7 @@ class VectorFiller:
         self.embedder = embedder
         self.wanted = wanted or WantedChunks()
         self.names_only = names_only
+        self._idle = idle or (lambda: None)
         self._runner = ModelRunner(embedder, idle)
         self._named: set[ChunkId] = set()  # chunks whose name vector exists already (not embedded again)
 
@@ -88,7 +92,11 @@ class VectorFiller:
         self._runner.close()
 
     def fill(self, reporter: ProgressReporter, stop: Callable[[], bool], stage: str = "full") -> FillResult:
-        """Fill in the vectors, reporting them as `stage` (one report once the count to do is known)."""
+        """Fill in the vectors, reporting them as `stage` (one report once the count to do is known).
+
+        On a shared store other indexers may be filling in the same model: each batch is claimed first
+        (Store.claim_chunks), so a chunk another indexer is embedding is left to it, and at the end this one
+        waits for the chunks others still hold, taking over those whose claims run out (a killed indexer's)."""
         self.store.register_model(self.embedder.model_id, self.embedder.dims, self.embedder.source)
         model = self.embedder.model_id
         order = self.store.chunks_without_vectors(model, names=self.names_only)
@@ -100,25 +108,56 @@ class VectorFiller:
             result.finished = True
             return result
         self.embedder.load()
+        while True:
+            before = result.embedded
+            if not self._fill_pass(order, result, reporter, stop):
+                return result
+            order = self.store.chunks_without_vectors(model, names=self.names_only)
+            if not order:
+                result.finished = True
+                return result
+            if self.store.claimed_elsewhere(model, self.names_only):
+                if not self._wait(stop):  # others hold what is left: wait for it, or for their leases to run out
+                    return result
+            elif result.embedded == before:
+                return result  # nothing left could be claimed and nobody else is at work: the next run retries
+
+    def _fill_pass(
+        self, order: list[ChunkId], result: FillResult, reporter: ProgressReporter, stop: Callable[[], bool]
+    ) -> bool:
+        """Embed the chunks of `order` this indexer can claim, wanted ones first; False when stopped."""
         pending = set(order)
         position = 0
         in_flight: _Batch | None = None
         while True:
-            ids = self.wanted.take(pending, BATCH)
-            while len(ids) < BATCH and position < len(order):
-                if order[position] in pending:
-                    ids.append(order[position])
-                position += 1
-            pending.difference_update(ids)
+            ids: list[ChunkId] = []
+            while not ids and pending:
+                batch = self.wanted.take(pending, BATCH)
+                pending.difference_update(batch)  # before the scan below, which must not take them again
+                while len(batch) < BATCH and position < len(order):
+                    if order[position] in pending:
+                        batch.append(order[position])
+                        pending.discard(order[position])
+                    position += 1
+                ids = self.store.claim_chunks(self.embedder.model_id, self.names_only, batch)
             started = self._start(ids) if ids else None
             if in_flight is not None and (stop() or not self._finish(in_flight, result, reporter, stop)):
                 if started is not None:
                     started.vectors.cancel()
-                return result
+                return False
             if started is None:
-                result.finished = not pending
-                return result
+                return not stop()
             in_flight = started
+
+    def _wait(self, stop: Callable[[], bool]) -> bool:
+        """OTHERS_POLL_S of waiting, answering searches meanwhile; False when stopped."""
+        deadline = time.monotonic() + OTHERS_POLL_S
+        while time.monotonic() < deadline:
+            if stop():
+                return False
+            self._idle()
+            time.sleep(0.05)
+        return True
 
     def _start(self, ids: list[ChunkId]) -> _Batch:
         # A chunk may have been collected (its file deleted) since the order was read: skip it.

@@ -1,7 +1,8 @@
 """Where an index lives, and opening the store that serves it.
 
-Today an index is one SQLite file; everything above `store/` holds a `StoreLocation` and opens it through
-`open_store`, so a second kind of store is one more case here rather than a change across the engine.
+An index is either one SQLite file on this machine (the default) or a team index on a PostgreSQL server with
+pgvector, named by a `postgresql://` URL. Everything above `store/` holds a `StoreLocation` and opens it
+through `open_store`.
 """
 
 from __future__ import annotations
@@ -10,46 +11,72 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import StoreError
+from .postgres.connection import display_url, is_postgres_url
+from .postgres.store import PostgresStore
 from .protocols import Store
 from .sqlite import connection
 from .sqlite.store import SqliteStore, check_sqlite_store
 
+DEFAULT_EF_SEARCH = 40  # HNSW candidates per vector query on a team index (the seed specification's)
+
 
 @dataclass(frozen=True)
 class StoreLocation:
-    path: Path  # the SQLite file
+    path: Path | None = None  # a SQLite file
+    url: str | None = None  # a team index: postgresql://USER@HOST:PORT/DB?sslmode=...
 
     @classmethod
     def of(cls, location: StoreLocation | Path | str) -> StoreLocation:
-        return location if isinstance(location, StoreLocation) else cls(Path(location).expanduser())
+        if isinstance(location, StoreLocation):
+            return location
+        if isinstance(location, str) and is_postgres_url(location.strip()):
+            return cls(url=location.strip())
+        return cls(path=Path(location).expanduser())
+
+    @property
+    def is_team(self) -> bool:
+        return self.url is not None
+
+    @property
+    def file(self) -> Path:
+        """The SQLite file; only for a location that is one."""
+        if self.path is None:
+            raise StoreError(f"{self} is a team index on a server, not a file")
+        return self.path
 
     def local_files(self) -> list[Path]:
         """The files on this machine that hold the index (a folder watcher must not react to them)."""
+        if self.path is None:
+            return []
         db = self.path.resolve()
         return [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
 
     def __str__(self) -> str:
-        return str(self.path)
+        return display_url(self.url) if self.url is not None else str(self.path)
 
 
-def open_store(location: StoreLocation | Path | str) -> Store:
+def open_store(location: StoreLocation | Path | str, ef_search: int = DEFAULT_EF_SEARCH) -> Store:
     """Open (creating and migrating as needed) the store at `location`; raises StoreError."""
-    return SqliteStore(StoreLocation.of(location).path)
+    where = StoreLocation.of(location)
+    if where.url is not None:
+        return PostgresStore(where.url, ef_search=ef_search)
+    return SqliteStore(where.file)
 
 
 def check_store(location: StoreLocation | Path | str) -> None:
-    """Raise StoreUnusable when the index cannot be used as it is (not an index, written by a newer Quarry,
-    or damaged anywhere). Reads all of it, so it is for repairs, not for every open."""
-    check_sqlite_store(StoreLocation.of(location).path)
+    """Raise StoreUnusable when the index file cannot be used as it is (not an index, written by a newer
+    Quarry, or damaged anywhere). Reads all of it, so it is for repairs, not for every open."""
+    check_sqlite_store(StoreLocation.of(location).file)
 
 
 def move_aside(location: StoreLocation | Path | str) -> Path:
-    """Set an unusable index aside (renamed beside itself, nothing deleted); where it went."""
-    return connection.move_aside(StoreLocation.of(location).path)
+    """Set an unusable index file aside (renamed beside itself, nothing deleted); where it went."""
+    return connection.move_aside(StoreLocation.of(location).file)
 
 
 def default_location() -> StoreLocation:
-    """QUARRY_DB if set, else one file in the per-user data directory."""
+    """QUARRY_DB if set (a file path or a postgresql:// URL), else one file in the per-user data directory."""
     env = os.environ.get("QUARRY_DB")
     if env:
         return StoreLocation.of(env)

@@ -207,6 +207,15 @@ class VectorStore(Protocol):
         """Store vectors for existing chunks in one transaction, replacing those they have."""
         ...
 
+    def claim_chunks(self, model_id: str, names: bool, chunk_ids: Sequence[ChunkId]) -> list[ChunkId]:
+        """Those of `chunk_ids` this process should embed now (`names`: their symbol names' vectors): on a
+        store several indexers fill at once, the ones nobody else is embedding, claimed for a while."""
+        ...
+
+    def claimed_elsewhere(self, model_id: str, names: bool) -> int:
+        """How many chunks other indexers hold live claims on (0 where there are no others)."""
+        ...
+
     def vector_search(self, model_id: str, dims: int) -> VectorSearch: ...
 
 

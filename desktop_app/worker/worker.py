@@ -32,7 +32,7 @@ from ..search.context import FileLines, expand
 from ..search.pipeline import Searcher
 from ..search.request import SearchError, SearchRequest
 from ..search.results import SearchResponse
-from ..store.location import StoreLocation, open_store
+from ..store.location import DEFAULT_EF_SEARCH, StoreLocation, open_store
 from ..store.rows import HistoryEntry, ScopeSummary
 from .dropped_paths import DroppedPath, inspect_dropped
 from .operations import Change, ChangeNotice, Read, Write
@@ -66,6 +66,7 @@ class EngineConfig:
     model_dir: Path | None = None  # a model folder, instead of `model`
     provider: str = "auto"  # "auto" | "cpu" | "cuda" | "coreml"
     index_options: IndexOptions = field(default_factory=IndexOptions)
+    ef_search: int = DEFAULT_EF_SEARCH  # a team index's HNSW candidates per vector query
 
     @property
     def location(self) -> StoreLocation:
@@ -77,7 +78,7 @@ class Engine:
 
     def __init__(self, config: EngineConfig, idle: Callable[[], None]):
         self.config = config
-        self.store = open_store(config.location)
+        self.store = open_store(config.location, config.ef_search)
         self.model_error: str | None = None
         # The fast static model: stage 2 of every index run, and the semantic layer of chunks the configured
         # model has not reached yet. It ships with Quarry and loads in a fraction of a second.

@@ -3,29 +3,13 @@ language and symbol filters do, instead of being applied to the results with a m
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import lru_cache
-
 import apsw
-import pathspec
+
+from ..path_globs import path_matches, patterns_argument
 
 FUNCTION = "quarry_path_matches"
-_SEPARATOR = "\n"  # cannot occur inside one pattern: patterns are lines of a gitignore file
 
-
-def patterns_argument(globs: Sequence[str]) -> str:
-    """The SQL argument that stands for a list of patterns."""
-    return _SEPARATOR.join(globs)
-
-
-@lru_cache(maxsize=32)
-def _spec(patterns: str) -> pathspec.GitIgnoreSpec:
-    return pathspec.GitIgnoreSpec.from_lines(patterns.split(_SEPARATOR))
-
-
-def path_matches(path: str, patterns: str) -> int:
-    """1 when `path` (relative to its scope root) is matched by the patterns, with gitignore precedence."""
-    return int(_spec(patterns).match_file(path))
+__all__ = ["FUNCTION", "patterns_argument", "register"]
 
 
 def register(conn: apsw.Connection) -> None:

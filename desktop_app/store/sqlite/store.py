@@ -236,6 +236,14 @@ class SqliteStore:
                     [(cid, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for cid, v in given],
                 )
 
+    def claim_chunks(self, model_id: str, names: bool, chunk_ids: Sequence[ChunkId]) -> list[ChunkId]:
+        """Every one: two processes filling one SQLite file each embed what they find missing (the later
+        vector replaces the earlier); splitting the work between indexers is the team store's."""
+        return list(chunk_ids)
+
+    def claimed_elsewhere(self, model_id: str, names: bool) -> int:
+        return 0
+
     def count_chunks(self) -> int:
         return self._rows("SELECT count(*) FROM chunk")[0][0]
 

@@ -1,0 +1,139 @@
+"""Connecting to a team index on PostgreSQL, and saying what went wrong without ever showing a password.
+
+Passwords come from the URL, PGPASSWORD or ~/.pgpass (libpq reads the last two itself); whatever the
+server or libpq says is passed through `redact` before it reaches a message or a log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from pgvector.psycopg import register_vector
+
+from ..errors import Remedy, StoreError
+from .migrations import migrate, setup_lock
+
+# pgvector 0.5 brought HNSW indexes; PostgreSQL 13 is the oldest pgvector 0.5 builds on.
+MIN_SERVER_VERSION = 130000
+MIN_PGVECTOR = (0, 5)
+CONNECT_TIMEOUT_S = 10
+_PASSWORD_IN_URL = re.compile(r"(://[^:/@\s]*:)[^@\s]*@")
+_PASSWORD_PARAM = re.compile(r"(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
+
+
+def is_postgres_url(location: str) -> bool:
+    return location.startswith(("postgresql://", "postgres://"))
+
+
+def redact(text: str) -> str:
+    """`text` with any password in a URL or a `password=` parameter replaced by ***."""
+    return _PASSWORD_PARAM.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1***@", text))
+
+
+def display_url(url: str) -> str:
+    """The URL as shown to users: user, host, port and database, never the password."""
+    parts = urlsplit(url)
+    netloc = parts.netloc.rsplit("@", 1)
+    if len(netloc) == 2:
+        user = netloc[0].split(":", 1)[0]
+        host = f"{user}@{netloc[1]}"
+    else:
+        host = netloc[0]
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, ""))
+
+
+def connect(url: str) -> psycopg.Connection:
+    """A connection to a team index with pgvector and Quarry's schema in place (created or migrated under a
+    lock, so that indexers starting together do it once), pgvector's types registered; raises StoreError
+    with a message fit to show."""
+    shown = display_url(url)
+    try:
+        conn = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True)
+    except psycopg.OperationalError as exc:
+        raise _connect_error(shown, exc) from None  # the original may quote the URL with its password
+    try:
+        if conn.info.server_version < MIN_SERVER_VERSION:
+            raise StoreError(
+                f"the team index server {shown} runs PostgreSQL {conn.info.server_version // 10000}; "
+                f"Quarry needs {MIN_SERVER_VERSION // 10000} or newer with pgvector"
+            )
+        with setup_lock(conn):
+            _ensure_pgvector(conn, shown)
+            register_vector(conn)
+            with _errors(shown):
+                migrate(conn, shown)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _ensure_pgvector(conn: psycopg.Connection, shown: str) -> None:
+    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    if row is None:
+        available = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+        if available is None:
+            raise StoreError(
+                f"the team index server {shown} has no pgvector extension; install pgvector on the server "
+                "(https://github.com/pgvector/pgvector) and run the command again"
+            )
+        try:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.errors.InsufficientPrivilege:
+            raise StoreError(
+                f"the team index database {shown} lacks the pgvector extension and this role may not create "
+                "it; ask its owner to run CREATE EXTENSION vector"
+            ) from None
+        row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    assert row is not None
+    version = tuple(int(p) for p in re.findall(r"\d+", str(row[0]))[:2])
+    if version < MIN_PGVECTOR:
+        raise StoreError(
+            f"the team index database {shown} has pgvector {row[0]}; Quarry needs "
+            f"{'.'.join(map(str, MIN_PGVECTOR))} or newer (HNSW indexes): ALTER EXTENSION vector UPDATE"
+        )
+
+
+def _connect_error(shown: str, exc: psycopg.OperationalError) -> StoreError:
+    text = redact(str(exc)).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    lowered = text.lower()
+    if "password authentication failed" in lowered or "no password supplied" in lowered:
+        return StoreError(
+            f"the team index server {shown} refused the login ({text}); check the user and the password "
+            "(in the URL, PGPASSWORD or ~/.pgpass)"
+        )
+    if "does not exist" in lowered and "database" in lowered:
+        return StoreError(f"the team index database {shown} does not exist ({text})", (Remedy.OTHER_STORE,))
+    return StoreError(
+        f"cannot reach the team index server {shown} ({text}); check that it runs and that the host and port are right",
+        (Remedy.OTHER_STORE,),
+    )
+
+
+@contextlib.contextmanager
+def _errors(shown: str) -> Iterator[None]:
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise store_error(exc, shown) from None
+
+
+def store_error(exc: psycopg.Error, shown: str) -> StoreError:
+    """A server error during use, as a StoreError that says what to do."""
+    text = redact(str(exc)).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction)):
+        return ReadOnlyStore(
+            f"the team index {shown} cannot be written with this role ({text}); searching works, and "
+            "indexing needs a role that may write"
+        )
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreError(f"the connection to the team index {shown} failed ({text}); run the command again")
+    return StoreError(f"the team index {shown} gave an error ({text})")
+
+
+class ReadOnlyStore(StoreError):
+    """The role may read the team index but not write it."""

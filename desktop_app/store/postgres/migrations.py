@@ -1,0 +1,154 @@
+"""The team index's schema: numbered migrations tracked in quarry_meta, applied under an advisory lock so
+that several Quarry processes starting at once migrate it once.
+
+Vectors live in one table per embedding model (`vec_<model>` and `vec_<model>_name`, made by
+PostgresStore.register_model with the model's dimensions and an HNSW index), keyed by chunk id: a chunk
+is one text, shared by every scope, checkout and user that has it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import psycopg
+
+from ..errors import Remedy, StoreUnusable
+
+_LOCK = 0x5175617272  # pg_advisory_xact_lock key: "Quarr"
+
+MIGRATIONS: list[str] = [
+    # 1: scopes keyed by repository identity, where each machine has them checked out, chunks keyed by content,
+    #    files, places with their keyword vectors, models, embedding claims, search history, a change counter
+    """
+    CREATE TABLE quarry_meta (key text PRIMARY KEY, value text NOT NULL);
+    CREATE TABLE scope (
+        id text PRIMARY KEY,
+        key text NOT NULL UNIQUE,
+        type text NOT NULL CHECK (type IN ('main', 'worktree')),
+        parent_id text REFERENCES scope(id) ON DELETE CASCADE,
+        created_at double precision NOT NULL,
+        last_indexed_at double precision
+    );
+    CREATE TABLE checkout (
+        scope_id text NOT NULL REFERENCES scope(id) ON DELETE CASCADE,
+        host text NOT NULL,
+        root text NOT NULL,
+        seen_at double precision NOT NULL,
+        PRIMARY KEY (scope_id, host, root)
+    );
+    CREATE TABLE chunk (
+        id bigserial PRIMARY KEY,
+        hash text NOT NULL UNIQUE,
+        text text NOT NULL,
+        token_count integer NOT NULL,
+        created_at double precision NOT NULL
+    );
+    CREATE TABLE model (
+        id text PRIMARY KEY,
+        dims integer NOT NULL,
+        vector_table text NOT NULL UNIQUE,
+        source text NOT NULL,
+        created_at double precision NOT NULL
+    );
+    CREATE TABLE file (
+        id bigserial PRIMARY KEY,
+        scope_id text NOT NULL REFERENCES scope(id) ON DELETE CASCADE,
+        path text NOT NULL,
+        size bigint NOT NULL,
+        mtime_ns bigint NOT NULL,
+        sha256 text,
+        language text,
+        status text NOT NULL CHECK (status IN ('indexed', 'skipped')),
+        skip_reason text,
+        indexed_at double precision NOT NULL,
+        UNIQUE (scope_id, path)
+    );
+    CREATE TABLE file_chunk (
+        id bigserial PRIMARY KEY,
+        file_id bigint NOT NULL REFERENCES file(id) ON DELETE CASCADE,
+        scope_id text NOT NULL,
+        chunk_id bigint NOT NULL REFERENCES chunk(id),
+        ordinal integer NOT NULL,
+        start_line integer NOT NULL,
+        end_line integer NOT NULL,
+        chunk_type text NOT NULL,
+        symbol_name text,
+        symbol_type text,
+        parent_symbol text,
+        keywords tsvector NOT NULL
+    );
+    CREATE INDEX file_chunk_file ON file_chunk (file_id);
+    CREATE INDEX file_chunk_scope_chunk ON file_chunk (scope_id, chunk_id);
+    CREATE INDEX file_chunk_chunk ON file_chunk (chunk_id);
+    CREATE INDEX file_chunk_symbol ON file_chunk (scope_id, lower(symbol_name));
+    CREATE INDEX file_chunk_keywords ON file_chunk USING gin (keywords);
+    CREATE TABLE claim (
+        model text NOT NULL,
+        names boolean NOT NULL,
+        chunk_id bigint NOT NULL REFERENCES chunk(id) ON DELETE CASCADE,
+        owner text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (model, names, chunk_id)
+    );
+    CREATE TABLE history (
+        id bigserial PRIMARY KEY,
+        at double precision NOT NULL,
+        query text NOT NULL,
+        scope_root text,
+        mode text NOT NULL,
+        result_count integer NOT NULL,
+        top_score double precision,
+        duration_ms double precision NOT NULL
+    );
+    CREATE TABLE generation (id integer PRIMARY KEY CHECK (id = 1), n bigint NOT NULL);
+    INSERT INTO generation VALUES (1, 0);
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def schema_version(conn: psycopg.Connection) -> int:
+    exists = conn.execute("SELECT to_regclass('quarry_meta')").fetchone()
+    if exists is None or exists[0] is None:
+        return 0
+    row = conn.execute("SELECT value FROM quarry_meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+@contextlib.contextmanager
+def setup_lock(conn: psycopg.Connection) -> Iterator[None]:
+    """Held by one process at a time while it sets the database up (extension, schema). Taken outside any
+    transaction, so the next statement starts a new one and sees what the previous holder created."""
+    conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK,))
+    try:
+        yield
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK,))
+
+
+def migrate(conn: psycopg.Connection, shown: str) -> None:
+    """Bring the schema up to SCHEMA_VERSION (the caller holds setup_lock); refuse one written by a newer
+    Quarry."""
+    version = schema_version(conn)
+    if version > SCHEMA_VERSION:
+        raise _newer(shown, version)
+    if version == SCHEMA_VERSION:
+        return
+    with conn.transaction():
+        for number in range(version, SCHEMA_VERSION):
+            conn.execute(MIGRATIONS[number])
+            conn.execute(
+                "INSERT INTO quarry_meta (key, value) VALUES ('schema_version', %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(number + 1),),
+            )
+
+
+def _newer(shown: str, version: int) -> StoreUnusable:
+    return StoreUnusable(
+        shown,
+        f"was written by a newer Quarry (schema {version}; this build reads up to {SCHEMA_VERSION})",
+        (Remedy.UPGRADE,),
+    )

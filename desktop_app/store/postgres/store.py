@@ -1,0 +1,687 @@
+"""The team index: Quarry's index on a PostgreSQL server with pgvector, shared by everyone pointed at it.
+
+The same seam as the SQLite store (store.protocols.Store), with three differences a team needs:
+
+* scopes are keyed by repository identity (identity.py), not by path, so a teammate's checkout elsewhere
+  finds the same scope; `Scope.root` is this machine's path for it (the one asked about, or the last one
+  this host indexed it from);
+* chunks are keyed by content hash across all users, so a chunk embedded by anyone is never embedded again;
+* several indexers may fill in vectors at once: each claims the chunks it embeds (claim_chunks, with a
+  lease a killed indexer's claims run out of), so together they embed each chunk once.
+
+Search runs in the server: keyword search on a weighted tsvector, nearest neighbours through an HNSW index
+(vector_search.py), filters as SQL. Used from one thread at a time (the worker's), on one connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import socket
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import psycopg
+
+from ..errors import StoreError
+from ..identity import scope_key
+from ..path_globs import path_matches, patterns_argument
+from ..protocols import VectorRow, VectorSearch
+from ..rows import (
+    NO_FILTER,
+    ChunkId,
+    FileState,
+    FileWrite,
+    HistoryEntry,
+    Hit,
+    HitFilter,
+    NewChunk,
+    PlaceId,
+    Scope,
+    ScopeSummary,
+    SkippedFile,
+    StoredChunk,
+)
+from .connection import ReadOnlyStore, connect, display_url, store_error
+from .vector_search import PgVectorSearch
+
+_T = TypeVar("_T")
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+# ts_rank weights, in PostgreSQL's order {D, C, B, A}: symbol names (A) weigh most, then the path and the
+# enclosing symbol (B), then the text (C); the same 10 : 3 : 1 as the SQLite store's BM25 column weights.
+KEYWORD_WEIGHTS = "{0, 0.1, 0.3, 1.0}"
+# How long a claim on chunks to embed holds: an indexer killed mid-batch leaves claims that others take over
+# once they run out. A batch of 512 chunks takes ~20 s on two cores. QUARRY_CLAIM_LEASE_S changes it (a team
+# with slow machines raises it; the tests lower it so that a killed indexer's work is taken over sooner).
+CLAIM_LEASE_S = 120.0
+CLAIM_LEASE_ENV = "QUARRY_CLAIM_LEASE_S"
+# Transactions that lose a race with another indexer (a deadlock, a unique key written meanwhile) are tried
+# again this many times: the work is the same whoever wins.
+WRITE_ATTEMPTS = 5
+
+_STORED_COLUMNS = """c.id, c.hash, f.path, fc.ordinal, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name,
+    fc.symbol_type, fc.parent_symbol, c.text, c.token_count"""
+_HIT_COLUMNS = """fc.id, fc.chunk_id, fc.scope_id, f.path, f.language, fc.start_line, fc.end_line,
+    fc.chunk_type, fc.symbol_name, fc.symbol_type, fc.parent_symbol, c.text, f.sha256, f.mtime_ns,
+    f.indexed_at"""
+_KEYWORDS = """setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvector('simple', %s), 'B')
+    || setweight(to_tsvector('simple', %s), 'C')"""
+
+
+def _new_id() -> str:
+    value = (int(time.time() * 1000) << 80) | secrets.randbits(80)
+    return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
+
+
+def _lease_from_env() -> float:
+    raw = os.environ.get(CLAIM_LEASE_ENV, "").strip()
+    try:
+        value = float(raw) if raw else CLAIM_LEASE_S
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise StoreError(f"{CLAIM_LEASE_ENV} must be a positive number of seconds (got {raw!r}); fix or unset it")
+    return value
+
+
+def vector_table_name(model_id: str) -> str:
+    return "vec_" + re.sub(r"[^0-9A-Za-z]+", "_", model_id).strip("_").lower()
+
+
+class PostgresStore:
+    """The team implementation of store.protocols.Store."""
+
+    def __init__(self, url: str, ef_search: int = 40, host: str | None = None):
+        self.url = url
+        self.ef_search = ef_search  # HNSW candidates per vector query (the seed specification's default, 40)
+        self.shown = display_url(url)
+        self.host = host or socket.gethostname()
+        self.owner = f"{self.host}:{_new_id()}"  # this process, as the owner of its embedding claims
+        self.claim_lease_s = _lease_from_env()
+        self._conn = connect(url)
+        self._roots: dict[str, str] = {}  # scope id -> this machine's root for it, as last asked about
+
+    # --- plumbing -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except psycopg.Error as exc:
+            raise store_error(exc, self.shown) from None
+
+    def _reconnect_if_lost(self) -> None:
+        """After a dropped connection (a server restart, a network blip) the next call connects again; the
+        call that found it dropped has already failed with a message."""
+        if self._conn.closed or self._conn.broken:
+            self._conn.close()
+            self._conn = connect(self.url)
+
+    def _rows(self, sql: str, args: Sequence | dict = ()) -> list[tuple]:
+        self._reconnect_if_lost()
+        with self._errors():
+            return self._conn.execute(sql, args).fetchall()
+
+    def _write(self, work: Callable[[psycopg.Connection], _T]) -> _T:
+        """Run `work` in one transaction that also moves the change counter; tried again if it lost a race
+        with another indexer writing the same rows."""
+        self._reconnect_if_lost()
+        for attempt in range(WRITE_ATTEMPTS):
+            try:
+                with self._errors(), self._conn.transaction():
+                    result = work(self._conn)
+                    self._conn.execute("UPDATE generation SET n = n + 1 WHERE id = 1")
+                    return result
+            except StoreError as exc:
+                race = isinstance(exc.__cause__, (psycopg.errors.DeadlockDetected, psycopg.errors.UniqueViolation))
+                if not race or attempt == WRITE_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    @property
+    def generation(self) -> int:
+        """The change counter every write transaction moves, by any process on any machine."""
+        return int(self._rows("SELECT n FROM generation WHERE id = 1")[0][0])
+
+    def close(self) -> None:
+        with contextlib.suppress(psycopg.Error):
+            self._conn.close()
+
+    # --- models ---------------------------------------------------------------------------------
+
+    def register_model(self, model_id: str, dims: int, source: str) -> None:
+        rows = self._rows("SELECT dims FROM model WHERE id = %s", (model_id,))
+        if rows:
+            if rows[0][0] != dims:
+                raise StoreError(
+                    f"model {model_id} is recorded with {rows[0][0]} dimensions but produces {dims}; "
+                    "give a changed model a new id in its quarry-model.json"
+                )
+            return
+        table = vector_table_name(model_id)
+
+        def work(conn: psycopg.Connection) -> None:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (table,))
+            if conn.execute("SELECT 1 FROM model WHERE id = %s", (model_id,)).fetchone():
+                return  # another indexer registered it meanwhile
+            for name in (table, table + "_name"):
+                conn.execute(
+                    f"CREATE TABLE {name} (chunk_id bigint PRIMARY KEY REFERENCES chunk(id) ON DELETE CASCADE, "
+                    f"embedding vector({int(dims)}) NOT NULL)"
+                )
+                # The seed specification's HNSW parameters (LCS-DES-045b): m = 16, ef_construction = 64.
+                conn.execute(
+                    f"CREATE INDEX {name}_hnsw ON {name} USING hnsw (embedding vector_cosine_ops) "
+                    "WITH (m = 16, ef_construction = 64)"
+                )
+            conn.execute(
+                "INSERT INTO model (id, dims, vector_table, source, created_at) VALUES (%s, %s, %s, %s, %s)",
+                (model_id, dims, table, source, time.time()),
+            )
+            conn.execute(
+                "INSERT INTO quarry_meta (key, value) VALUES ('active_model', %s) ON CONFLICT DO NOTHING",
+                (model_id,),
+            )
+
+        self._write(work)
+
+    def active_model(self) -> str | None:
+        rows = self._rows("SELECT value FROM quarry_meta WHERE key = 'active_model'")
+        return rows[0][0] if rows else None
+
+    def model_source(self, model_id: str) -> str | None:
+        rows = self._rows("SELECT source FROM model WHERE id = %s", (model_id,))
+        return rows[0][0] if rows else None
+
+    def activate_model(self, model_id: str, keep: Sequence[str] = ()) -> None:
+        kept = [model_id, *keep]
+
+        def work(conn: psycopg.Connection) -> None:
+            for other, table in conn.execute(
+                "SELECT id, vector_table FROM model WHERE NOT (id = ANY(%s))", (kept,)
+            ).fetchall():
+                conn.execute(f"DROP TABLE IF EXISTS {table}, {table}_name")
+                conn.execute("DELETE FROM model WHERE id = %s", (other,))
+                conn.execute("DELETE FROM claim WHERE model = %s", (other,))
+            conn.execute(
+                "INSERT INTO quarry_meta (key, value) VALUES ('active_model', %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (model_id,),
+            )
+
+        self._write(work)
+
+    def _table(self, model_id: str, names: bool = False) -> tuple[str, int] | None:
+        rows = self._rows("SELECT vector_table, dims FROM model WHERE id = %s", (model_id,))
+        if not rows:
+            return None
+        return rows[0][0] + ("_name" if names else ""), rows[0][1]
+
+    def chunks_without_vectors(self, model_id: str, names: bool = False) -> list[ChunkId]:
+        table = self._table(model_id, names)
+        named = "WHERE fc.symbol_name IS NOT NULL " if names else ""
+        missing = f"AND NOT EXISTS (SELECT 1 FROM {table[0]} v WHERE v.chunk_id = x.chunk_id)" if table else ""
+        rows = self._rows(
+            "SELECT x.chunk_id FROM (SELECT fc.chunk_id, max(f.mtime_ns) AS newest FROM file_chunk fc "
+            f"JOIN file f ON f.id = fc.file_id {named}GROUP BY fc.chunk_id) x WHERE true {missing} "
+            "ORDER BY x.newest DESC, x.chunk_id"
+        )
+        return [ChunkId(r[0]) for r in rows]
+
+    def vector_ids(self, model_id: str, names: bool = False) -> np.ndarray:
+        table = self._table(model_id, names)
+        if table is None:
+            return np.zeros(0, dtype=np.int64)
+        rows = self._rows(f"SELECT chunk_id FROM {table[0]} ORDER BY chunk_id")
+        return np.array([r[0] for r in rows], dtype=np.int64)
+
+    def add_vectors(self, model_id: str, vectors: Sequence[VectorRow]) -> None:
+        table = self._table(model_id)
+        if table is None:
+            raise StoreError(f"internal error: model {model_id} was not registered before writing vectors")
+
+        def work(conn: psycopg.Connection) -> None:
+            with conn.cursor() as cur:
+                for name, column in ((table[0], 1), (table[0] + "_name", 2)):
+                    given = [
+                        (row[0], np.asarray(row[column], dtype=np.float32))
+                        for row in vectors
+                        if row[column] is not None
+                    ]
+                    if given:
+                        cur.executemany(
+                            f"INSERT INTO {name} (chunk_id, embedding) VALUES (%s, %s) "
+                            "ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding",
+                            given,
+                        )
+            conn.execute(
+                "DELETE FROM claim WHERE model = %s AND owner = %s AND chunk_id = ANY(%s)",
+                (model_id, self.owner, [int(row[0]) for row in vectors]),
+            )
+
+        self._write(work)
+
+    def claim_chunks(self, model_id: str, names: bool, chunk_ids: Sequence[ChunkId]) -> list[ChunkId]:
+        """Those of `chunk_ids` this process may embed now: lacking the vector, and claimed by no other indexer
+        (or by one whose claim ran out). The claim holds for CLAIM_LEASE_S."""
+        table = self._table(model_id, names)
+        if table is None or not chunk_ids:
+            return list(chunk_ids)
+
+        def work(conn: psycopg.Connection) -> list[ChunkId]:
+            rows = conn.execute(
+                "INSERT INTO claim (model, names, chunk_id, owner, expires_at) "
+                "SELECT %(model)s, %(names)s, c.id, %(owner)s, now() + make_interval(secs => %(lease)s) "
+                f"FROM unnest(%(ids)s::bigint[]) AS c(id) WHERE NOT EXISTS (SELECT 1 FROM {table[0]} v "
+                "WHERE v.chunk_id = c.id) AND EXISTS (SELECT 1 FROM chunk WHERE chunk.id = c.id) "
+                "ON CONFLICT (model, names, chunk_id) DO UPDATE SET owner = excluded.owner, "
+                "expires_at = excluded.expires_at WHERE claim.owner = excluded.owner OR claim.expires_at < now() "
+                "RETURNING chunk_id",
+                {
+                    "model": model_id,
+                    "names": names,
+                    "owner": self.owner,
+                    "lease": self.claim_lease_s,
+                    "ids": [int(c) for c in chunk_ids],
+                },
+            ).fetchall()
+            return [ChunkId(r[0]) for r in rows]
+
+        claimed = set(self._write(work))
+        return [c for c in chunk_ids if c in claimed]
+
+    def claimed_elsewhere(self, model_id: str, names: bool) -> int:
+        """Chunks another indexer holds a live claim on (this one waits for them to be embedded or let go)."""
+        rows = self._rows(
+            "SELECT count(*) FROM claim WHERE model = %s AND names = %s AND owner <> %s AND expires_at >= now()",
+            (model_id, names, self.owner),
+        )
+        return int(rows[0][0])
+
+    def vector_search(self, model_id: str, dims: int) -> VectorSearch:
+        return PgVectorSearch(self, model_id, dims)
+
+    # --- scopes ---------------------------------------------------------------------------------
+
+    def _scope(self, row: tuple, root: str | None = None) -> Scope:
+        scope_id, type_, key, parent_id, created_at, last_indexed_at = row
+        if root is not None:
+            self._roots[scope_id] = root
+        shown = root or self._roots.get(scope_id) or self._local_root(scope_id) or key
+        return Scope(scope_id, type_, shown, parent_id, created_at, last_indexed_at)
+
+    def _local_root(self, scope_id: str) -> str | None:
+        rows = self._rows(
+            "SELECT root FROM checkout WHERE scope_id = %s AND host = %s ORDER BY seen_at DESC LIMIT 1",
+            (scope_id, self.host),
+        )
+        return rows[0][0] if rows else None
+
+    _SCOPE_COLUMNS = "id, type, key, parent_id, created_at, last_indexed_at"
+
+    def scope_for_root(self, root: Path | str) -> Scope | None:
+        rows = self._rows(f"SELECT {self._SCOPE_COLUMNS} FROM scope WHERE key = %s", (scope_key(root),))
+        return self._scope(rows[0], str(root)) if rows else None
+
+    def scope_by_id(self, scope_id: str) -> Scope | None:
+        rows = self._rows(f"SELECT {self._SCOPE_COLUMNS} FROM scope WHERE id = %s", (scope_id,))
+        return self._scope(rows[0]) if rows else None
+
+    def create_scope(self, root: Path | str, type_: str = "main", parent_id: str | None = None) -> Scope:
+        key = scope_key(root)
+
+        def work(conn: psycopg.Connection) -> tuple:
+            conn.execute(
+                "INSERT INTO scope (id, key, type, parent_id, created_at) VALUES (%s, %s, %s, %s, %s) "
+                "ON CONFLICT (key) DO NOTHING",
+                (_new_id(), key, type_, parent_id, time.time()),
+            )
+            row = conn.execute(f"SELECT {self._SCOPE_COLUMNS} FROM scope WHERE key = %s", (key,)).fetchone()
+            assert row is not None
+            self._record_checkout(conn, row[0], str(root))
+            return row
+
+        return self._scope(self._write(work), str(root))
+
+    def _record_checkout(self, conn: psycopg.Connection, scope_id: str, root: str) -> None:
+        conn.execute(
+            "INSERT INTO checkout (scope_id, host, root, seen_at) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (scope_id, host, root) DO UPDATE SET seen_at = excluded.seen_at",
+            (scope_id, self.host, root, time.time()),
+        )
+
+    def mark_indexed(self, scope_id: str) -> None:
+        root = self._roots.get(scope_id)
+
+        def work(conn: psycopg.Connection) -> None:
+            conn.execute("UPDATE scope SET last_indexed_at = %s WHERE id = %s", (time.time(), scope_id))
+            if root is not None:
+                self._record_checkout(conn, scope_id, root)
+
+        self._write(work)
+
+    def list_scopes(self) -> list[ScopeSummary]:
+        rows = self._rows(f"""
+            SELECT {self._SCOPE_COLUMNS},
+                   (SELECT count(*) FROM file f WHERE f.scope_id = s.id AND f.status = 'indexed'),
+                   (SELECT count(*) FROM file_chunk fc WHERE fc.scope_id = s.id)
+            FROM scope s""")
+        summaries = [ScopeSummary(self._scope(r[:6]), r[6], r[7]) for r in rows]
+        return sorted(summaries, key=lambda s: s.scope.root)
+
+    def remove_scope(self, scope_id: str) -> int:
+        def work(conn: psycopg.Connection) -> int:
+            conn.execute("DELETE FROM scope WHERE id = %s OR parent_id = %s", (scope_id, scope_id))
+            return self._collect_orphans(conn)
+
+        return self._write(work)
+
+    def scope_counts(self, scope_id: str) -> tuple[int, int, int]:
+        files, size = self._rows(
+            "SELECT count(*), coalesce(sum(size), 0) FROM file WHERE scope_id = %s AND status = 'indexed'", (scope_id,)
+        )[0]
+        places = self._rows("SELECT count(*) FROM file_chunk WHERE scope_id = %s", (scope_id,))[0][0]
+        return int(files), int(places), int(size)
+
+    # --- files and chunks -----------------------------------------------------------------------
+
+    def file_states(self, scope_id: str) -> dict[str, FileState]:
+        rows = self._rows("SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = %s", (scope_id,))
+        return {r[0]: FileState(*r) for r in rows}
+
+    def file_row(self, scope_id: str, path: str) -> FileState | None:
+        rows = self._rows(
+            "SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = %s AND path = %s", (scope_id, path)
+        )
+        return FileState(*rows[0]) if rows else None
+
+    def known_chunks(self, hashes: Iterable[str]) -> dict[str, ChunkId]:
+        unique = list(dict.fromkeys(hashes))
+        rows = self._rows("SELECT hash, id FROM chunk WHERE hash = ANY(%s)", (unique,))
+        return {h: ChunkId(cid) for h, cid in rows}
+
+    def write_batch(
+        self,
+        scope_id: str,
+        model_id: str,
+        new_chunks: Sequence[NewChunk],
+        files: Sequence[FileWrite] = (),
+        skipped: Sequence[SkippedFile] = (),
+        touched: Sequence[tuple[str, int, int]] = (),
+        deleted: Sequence[str] = (),
+    ) -> None:
+        now = time.time()
+        table = self._table(model_id) if any(ch.vector is not None for ch in new_chunks) else None
+
+        def work(conn: psycopg.Connection) -> None:
+            with conn.cursor() as cur:
+                if new_chunks:
+                    cur.executemany(
+                        "INSERT INTO chunk (hash, text, token_count, created_at) VALUES (%s, %s, %s, %s) "
+                        "ON CONFLICT (hash) DO NOTHING",
+                        [(ch.hash, ch.text, ch.token_count, now) for ch in new_chunks],
+                    )
+                if table is not None:
+                    ids = self._chunk_ids(conn, [ch.hash for ch in new_chunks])
+                    for name, attr in ((table[0], "vector"), (table[0] + "_name", "name_vector")):
+                        given = [
+                            (ids[ch.hash], getattr(ch, attr)) for ch in new_chunks if getattr(ch, attr) is not None
+                        ]
+                        if given:
+                            cur.executemany(
+                                f"INSERT INTO {name} (chunk_id, embedding) VALUES (%s, %s) "
+                                "ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding",
+                                [(cid, np.asarray(v, dtype=np.float32)) for cid, v in given],
+                            )
+                for path in deleted:
+                    cur.execute("DELETE FROM file WHERE scope_id = %s AND path = %s", (scope_id, path))
+                if touched:
+                    cur.executemany(
+                        "UPDATE file SET size = %s, mtime_ns = %s WHERE scope_id = %s AND path = %s",
+                        [(size, mtime, scope_id, path) for path, size, mtime in touched],
+                    )
+                for sk in skipped:
+                    cur.execute("DELETE FROM file WHERE scope_id = %s AND path = %s", (scope_id, sk.path))
+                    cur.execute(
+                        "INSERT INTO file (scope_id, path, size, mtime_ns, status, skip_reason, indexed_at) "
+                        "VALUES (%s, %s, %s, %s, 'skipped', %s, %s)",
+                        (scope_id, sk.path, sk.size, sk.mtime_ns, sk.reason, now),
+                    )
+                for fw in files:
+                    self._write_file(conn, cur, scope_id, fw, now)
+
+        self._write(work)
+
+    @staticmethod
+    def _chunk_ids(conn: psycopg.Connection, hashes: Sequence[str]) -> dict[str, int]:
+        rows = conn.execute("SELECT hash, id FROM chunk WHERE hash = ANY(%s)", (list(hashes),)).fetchall()
+        return {h: cid for h, cid in rows}
+
+    def _write_file(
+        self, conn: psycopg.Connection, cur: psycopg.Cursor, scope_id: str, fw: FileWrite, now: float
+    ) -> None:
+        cur.execute("DELETE FROM file WHERE scope_id = %s AND path = %s", (scope_id, fw.path))
+        row = cur.execute(
+            "INSERT INTO file (scope_id, path, size, mtime_ns, sha256, language, status, indexed_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, 'indexed', %s) RETURNING id",
+            (scope_id, fw.path, fw.size, fw.mtime_ns, fw.sha256, fw.language, now),
+        ).fetchone()
+        assert row is not None  # RETURNING gives the new row
+        file_id = row[0]
+        hashes = list(dict.fromkeys(c.chunk_hash for c in fw.chunks))
+        ids = self._chunk_ids(conn, hashes)
+        missing = set(hashes) - ids.keys()
+        if missing:
+            raise StoreError(f"internal error: {len(missing)} chunk(s) referenced before they were stored")
+        if fw.chunks:
+            cur.executemany(
+                "INSERT INTO file_chunk (file_id, scope_id, chunk_id, ordinal, start_line, end_line, chunk_type, "
+                f"symbol_name, symbol_type, parent_symbol, keywords) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                f"{_KEYWORDS})",
+                [
+                    (
+                        file_id,
+                        scope_id,
+                        ids[ref.chunk_hash],
+                        ref.ordinal,
+                        ref.start_line,
+                        ref.end_line,
+                        ref.chunk_type,
+                        ref.symbol_name,
+                        ref.symbol_type,
+                        ref.parent_symbol,
+                        ref.fts_symbol,
+                        ref.fts_path,
+                        ref.fts_body,
+                    )
+                    for ref in fw.chunks
+                ],
+            )
+
+    def collect_garbage(self) -> int:
+        return self._write(self._collect_orphans)
+
+    @staticmethod
+    def _collect_orphans(conn: psycopg.Connection) -> int:
+        # Vectors and claims go with their chunks (ON DELETE CASCADE).
+        rows = conn.execute(
+            "DELETE FROM chunk c WHERE NOT EXISTS (SELECT 1 FROM file_chunk fc WHERE fc.chunk_id = c.id) RETURNING id"
+        ).fetchall()
+        return len(rows)
+
+    def count_chunks(self) -> int:
+        return int(self._rows("SELECT count(*) FROM chunk")[0][0])
+
+    def stored_chunks(self, chunk_ids: Sequence[ChunkId]) -> list[StoredChunk]:
+        rows = self._rows(
+            f"SELECT DISTINCT ON (c.id) {_STORED_COLUMNS} FROM chunk c JOIN file_chunk fc ON fc.chunk_id = c.id "
+            "JOIN file f ON f.id = fc.file_id WHERE c.id = ANY(%s) ORDER BY c.id, fc.id",
+            ([int(c) for c in chunk_ids],),
+        )
+        return [StoredChunk(*r) for r in rows]
+
+    def file_chunk_rows(self, scope_id: str, paths: Sequence[str]) -> dict[str, list[StoredChunk]]:
+        out: dict[str, list[StoredChunk]] = {p: [] for p in paths}
+        for row in self._rows(
+            f"SELECT {_STORED_COLUMNS} FROM file f JOIN file_chunk fc ON fc.file_id = f.id "
+            "JOIN chunk c ON c.id = fc.chunk_id WHERE f.scope_id = %s AND f.path = ANY(%s) ORDER BY f.path, fc.ordinal",
+            (scope_id, list(paths)),
+        ):
+            stored = StoredChunk(*row)
+            out[stored.path].append(stored)
+        return out
+
+    def chunk_ids_of_files(self, scope_id: str, paths: Sequence[str]) -> list[ChunkId]:
+        rows = self._rows(
+            "SELECT fc.chunk_id FROM file f JOIN file_chunk fc ON fc.file_id = f.id "
+            "WHERE f.scope_id = %s AND f.path = ANY(%s)",
+            (scope_id, list(paths)),
+        )
+        return [ChunkId(r[0]) for r in rows]
+
+    # --- search reads ---------------------------------------------------------------------------
+
+    def filter_sql(self, scope_ids: Sequence[str], where: HitFilter) -> tuple[str, list[Any]]:
+        """A condition over `fc` (file_chunk) and `f` (file) for places in these scopes passing `where`."""
+        clauses = ["fc.scope_id = ANY(%s)"]
+        args: list[Any] = [list(scope_ids)]
+        if where.globs:
+            clauses.append("f.id = ANY(%s)")
+            args.append(self._files_matching(scope_ids, where.globs))
+        if where.changed_only:
+            clauses.append(
+                "NOT EXISTS (SELECT 1 FROM scope s JOIN file m ON m.scope_id = s.parent_id "
+                "WHERE s.id = f.scope_id AND m.path = f.path AND m.sha256 = f.sha256)"
+            )
+        for column, values in (
+            ("f.language", where.languages),
+            ("fc.chunk_type", where.chunk_types),
+            ("fc.symbol_type", where.symbol_types),
+        ):
+            if values:
+                clauses.append(f"{column} = ANY(%s)")
+                args.append(list(values))
+        if where.symbol_names:
+            clauses.append("lower(fc.symbol_name) = ANY(%s)")
+            args.append([n.lower() for n in where.symbol_names])
+        return " AND ".join(clauses), args
+
+    def _files_matching(self, scope_ids: Sequence[str], globs: Sequence[str]) -> list[int]:
+        """Ids of the files in these scopes whose paths the globs match (gitignore rules, as in every store)."""
+        patterns = patterns_argument(globs)
+        rows = self._rows("SELECT id, path FROM file WHERE scope_id = ANY(%s)", (list(scope_ids),))
+        return [fid for fid, path in rows if path_matches(path, patterns)]
+
+    def scope_chunk_ids(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray:
+        cond, args = self.filter_sql(scope_ids, where)
+        rows = self._rows(
+            f"SELECT DISTINCT fc.chunk_id FROM file_chunk fc JOIN file f ON f.id = fc.file_id WHERE {cond} "
+            "ORDER BY fc.chunk_id",
+            args,
+        )
+        return np.array([r[0] for r in rows], dtype=np.int64)
+
+    def hits_for_chunks(
+        self, scope_ids: Sequence[str], chunk_ids: Sequence[ChunkId], where: HitFilter = NO_FILTER
+    ) -> list[Hit]:
+        if not chunk_ids or not scope_ids:
+            return []
+        cond, args = self.filter_sql(scope_ids, where)
+        rows = self._rows(
+            f"SELECT {_HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+            f"JOIN chunk c ON c.id = fc.chunk_id WHERE fc.chunk_id = ANY(%s) AND {cond}",
+            [[int(c) for c in chunk_ids], *args],
+        )
+        return [Hit(*r) for r in rows]
+
+    def hits_for_places(self, place_ids: Sequence[PlaceId]) -> list[Hit]:
+        rows = self._rows(
+            f"SELECT {_HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+            "JOIN chunk c ON c.id = fc.chunk_id WHERE fc.id = ANY(%s)",
+            ([int(p) for p in place_ids],),
+        )
+        return [Hit(*r) for r in rows]
+
+    def keyword_matches(
+        self,
+        scope_ids: Sequence[str],
+        terms: Sequence[str],
+        every_term: bool,
+        limit: int,
+        where: HitFilter = NO_FILTER,
+    ) -> list[tuple[PlaceId, float]]:
+        """Places whose keywords match the terms, ranked by ts_rank over the weighted fields, as 0..1 of
+        the best. Each term is one plainto_tsquery, so no character in it is ever an operator."""
+        if not scope_ids or not terms:
+            return []
+        joiner = " && " if every_term else " || "
+        query = "(" + joiner.join(["plainto_tsquery('simple', %s)"] * len(terms)) + ")"
+        cond, args = self.filter_sql(scope_ids, where)
+        rows = self._rows(
+            f"SELECT fc.id, ts_rank(%s::float4[], fc.keywords, k.q) AS rank FROM file_chunk fc "
+            f"JOIN file f ON f.id = fc.file_id, (SELECT {query} AS q) AS k "
+            f"WHERE fc.keywords @@ k.q AND {cond} ORDER BY rank DESC, fc.id LIMIT %s",
+            [KEYWORD_WEIGHTS, *terms, *args, limit],
+        )
+        if not rows:
+            return []
+        best = max(float(r[1]) for r in rows) or 1.0
+        return [(PlaceId(r[0]), min(1.0, float(r[1]) / best)) for r in rows]
+
+    def symbol_matches(
+        self, scope_ids: Sequence[str], names: Sequence[str], limit: int, where: HitFilter = NO_FILTER
+    ) -> list[PlaceId]:
+        if not scope_ids or not names:
+            return []
+        cond, args = self.filter_sql(scope_ids, where)
+        rows = self._rows(
+            "SELECT fc.id FROM file_chunk fc JOIN file f ON f.id = fc.file_id WHERE lower(fc.symbol_name) = ANY(%s) "
+            f"AND {cond} ORDER BY fc.ordinal LIMIT %s",
+            [[n.lower() for n in names], *args, limit],
+        )
+        return [PlaceId(r[0]) for r in rows]
+
+    def execute_read(self, sql: str, args: Sequence | dict = ()) -> list[tuple]:
+        """For the vector search next door: a read through this store's connection and error handling."""
+        return self._rows(sql, args)
+
+    @contextlib.contextmanager
+    def read_transaction(self) -> Iterator[psycopg.Connection]:
+        """A read-only transaction (for SET LOCAL settings such as hnsw.ef_search)."""
+        self._reconnect_if_lost()
+        with self._errors(), self._conn.transaction():
+            yield self._conn
+
+    # --- history --------------------------------------------------------------------------------
+
+    def add_history(self, entry: HistoryEntry) -> None:
+        try:
+            with self._errors():
+                self._conn.execute(
+                    "INSERT INTO history (at, query, scope_root, mode, result_count, top_score, duration_ms) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                    (
+                        entry.at,
+                        entry.query,
+                        entry.scope_root,
+                        entry.mode,
+                        entry.result_count,
+                        entry.top_score,
+                        entry.duration_ms,
+                    ),
+                )
+        except ReadOnlyStore:
+            pass  # a search-only role searches without leaving history
+
+    def history(self, limit: int = 50) -> list[HistoryEntry]:
+        rows = self._rows(
+            "SELECT at, query, scope_root, mode, result_count, top_score, duration_ms FROM history "
+            "ORDER BY id DESC LIMIT %s",
+            (limit,),
+        )
+        return [HistoryEntry(*r) for r in rows]

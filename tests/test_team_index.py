@@ -1,0 +1,288 @@
+"""The team index on a real PostgreSQL server with pgvector (started by the suite from the pip package
+pgserver): the same answers as the SQLite store, scopes found from any checkout, chunks embedded once by
+whoever gets to them first, indexers that share the work and survive each other's death, read-only roles,
+and errors that never show a password."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from desktop_app.search.pipeline import Searcher
+from desktop_app.search.request import SearchRequest
+from desktop_app.store.errors import StoreError, StoreUnusable
+from desktop_app.store.location import StoreLocation, open_store
+from desktop_app.store.postgres.connection import display_url, redact
+from desktop_app.store.postgres.store import PostgresStore
+from desktop_app.store.sqlite.store import SqliteStore
+
+from .gitrepo import git, init_repo
+from .reliability import QUARRY, REPO, quarry, write_tree
+from .team_server import database_of
+
+MODEL = "all-MiniLM-L6-v2-int8"
+QUERIES = [
+    "retry failed http requests",
+    "evict least recently used",
+    "transpose a matrix",
+    "fetch_with_retry",
+    "parse command line arguments",
+]
+
+
+def _identity(result) -> tuple[str, int]:
+    return result.path, result.start_line
+
+
+def test_the_team_index_answers_as_the_sqlite_store_does(mixed_team_index, mixed_index, mixed_root, embedder):
+    """Vectors are the same and ranking is the same pipeline: the meaning side agrees exactly (HNSW over a small
+    index finds the true neighbours), and every mode puts the same result first."""
+    team, local = PostgresStore(mixed_team_index), SqliteStore(mixed_index[0])
+    try:
+        searchers = Searcher(team, embedder), Searcher(local, embedder)
+        for query in QUERIES:
+            for mode in ("semantic", "hybrid", "exact"):
+                request = SearchRequest(query, roots=(str(mixed_root),), mode=mode, k=5, record_history=False)
+                on_team, on_local = (s.search(request).results for s in searchers)
+                assert on_team and on_local, (query, mode)
+                assert _identity(on_team[0]) == _identity(on_local[0]), (query, mode)
+                if mode == "semantic":
+                    assert list(map(_identity, on_team)) == list(map(_identity, on_local)), query
+                    assert [r.semantic_score for r in on_team] == pytest.approx(
+                        [r.semantic_score for r in on_local], abs=0.02
+                    )
+    finally:
+        team.close()
+        local.close()
+
+
+def _clone(source, target):
+    git(source.parent, "clone", "-q", str(source), str(target))
+    return target
+
+
+@pytest.fixture
+def shop(tmp_path, mixed_root):
+    """The mixed repository as a git repository."""
+    root = tmp_path / "ana" / "shop"
+    shutil.copytree(mixed_root, root)
+    return init_repo(root)
+
+
+def test_a_second_checkout_at_another_path_finds_the_scope_and_embeds_nothing(team_server, shop, tmp_path):
+    url = team_server.new_database()
+    first = quarry("index", shop, "--db", url, "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout.splitlines()[-1])["chunks_embedded"] > 0
+    other = _clone(shop, tmp_path / "bo" / "work" / "shop")
+    second = quarry("index", other, "--db", url, "--json")
+    assert second.returncode == 0, second.stderr
+    stats = json.loads(second.stdout.splitlines()[-1])
+    assert (stats["chunks_embedded"], stats["chunks_fast"], stats["files_indexed"]) == (0, 0, stats["files_indexed"])
+    assert stats["files_indexed"] > 0
+    found = quarry("search", "retry failed http requests", "--root", other, "--db", url, "--json")
+    assert found.returncode == 0, found.stderr
+    results = json.loads(found.stdout)["results"]
+    assert results[0]["path"] == "src/http_client.py" and results[0]["scope_root"] == str(other.resolve())
+    scopes = quarry("scopes", "--db", url, "--json")
+    assert len(json.loads(scopes.stdout)) == 1  # one project, two checkouts
+
+
+def test_a_linked_worktree_is_its_own_scope_inheriting_from_the_main_one(team_server, shop, tmp_path):
+    url = team_server.new_database()
+    assert quarry("index", shop, "--db", url).returncode == 0
+    feature = tmp_path / "ana" / "shop-feature"
+    git(shop, "worktree", "add", "-q", "-b", "feature", str(feature))
+    (feature / "src" / "ledger.py").write_text("def post_ledger_entry(amount):\n    return amount\n")
+    done = quarry("index", feature, "--db", url, "--json")
+    assert done.returncode == 0, done.stderr
+    stats = json.loads(done.stdout.splitlines()[-1])
+    assert stats["scope_type"] == "worktree" and stats["chunks_embedded"] == 1 and stats["files_copied"] > 0
+    hit = quarry("search", "post ledger entry", "--root", feature, "--db", url, "--json", "-k", "1")
+    assert json.loads(hit.stdout)["results"][0]["symbol_name"] == "post_ledger_entry"
+
+
+# --- several indexers ---------------------------------------------------------------------------------
+
+
+def test_two_indexers_at_once_embed_each_chunk_once(team_server, tmp_path):
+    url = team_server.new_database()
+    root = write_tree(tmp_path / "ledger", 300, "ledger")
+    procs = [
+        subprocess.Popen(
+            [*QUARRY, "index", str(root), "--db", url, "--json"],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in outputs]
+    stats = [json.loads(out.splitlines()[-1]) for out, _ in outputs]
+    # However the two interleave (one may even finish before the other starts), no chunk is embedded twice.
+    assert sum(s["chunks_embedded"] for s in stats) == 300
+    assert sum(s["chunks_fast"] for s in stats) == 300
+    store = PostgresStore(url)
+    try:
+        assert store.chunks_without_vectors(MODEL) == [] and len(store.vector_ids(MODEL)) == 300
+    finally:
+        store.close()
+
+
+# An indexer whose first vector write waits forever, holding the claims on the chunks it embedded: killed
+# there, it leaves claims that only run out (QUARRY_CLAIM_LEASE_S) for another indexer to take over.
+_HELD_AT_FIRST_VECTORS = """
+import sys, threading
+import desktop_app.cli as cli
+from desktop_app.store.postgres.store import PostgresStore
+add_vectors = PostgresStore.add_vectors
+def held(self, model_id, vectors):
+    if not model_id.startswith("quarry-static"):
+        print("holding", flush=True)
+        threading.Event().wait()
+    return add_vectors(self, model_id, vectors)
+PostgresStore.add_vectors = held
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_a_killed_indexers_claims_are_taken_over_by_the_next(team_server, tmp_path):
+    url = team_server.new_database()
+    root = write_tree(tmp_path / "ledger", 120, "ledger")
+    env = {**os.environ, "QUARRY_CLAIM_LEASE_S": "2"}
+    held = subprocess.Popen(
+        [sys.executable, "-c", _HELD_AT_FIRST_VECTORS, "index", str(root), "--db", url, "--quiet"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert held.stdout.readline().strip() == "holding"  # it has claimed and embedded its first batch
+    os.kill(held.pid, signal.SIGKILL)
+    held.wait(timeout=30)
+    finisher = quarry("index", root, "--db", url, "--json", env={"QUARRY_CLAIM_LEASE_S": "2"})
+    assert finisher.returncode == 0, finisher.stderr
+    assert json.loads(finisher.stdout.splitlines()[-1])["chunks_embedded"] == 120
+    store = PostgresStore(url)
+    try:
+        assert store.chunks_without_vectors(MODEL) == []
+    finally:
+        store.close()
+
+
+# --- roles, passwords and failures -----------------------------------------------------------------------
+
+
+def test_a_read_only_role_searches_and_indexing_says_it_cannot_write(team_server, mixed_team_index, mixed_root):
+    database = database_of(mixed_team_index)
+    team_server.sql(
+        "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'reader') THEN "
+        "CREATE ROLE reader LOGIN; END IF; END $$;"
+    )
+    team_server.sql("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader;", database)
+    url = team_server.url(database, user="reader")
+    found = quarry("search", "retry failed http requests", "--root", mixed_root, "--db", url, "--json")
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["results"][0]["path"] == "src/http_client.py"
+    indexing = quarry("index", mixed_root, "--db", url)
+    assert indexing.returncode == 1
+    lines = indexing.stderr.strip().splitlines()
+    assert "cannot be written with this role" in lines[-1] and "Traceback" not in indexing.stderr
+
+
+def test_a_wrong_password_is_one_clear_line_that_never_shows_it(team_server, tmp_path):
+    database = database_of(team_server.new_database())
+    team_server.sql(
+        "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'ana') THEN "
+        "CREATE ROLE ana LOGIN PASSWORD 'right-horse-battery'; END IF; END $$;"
+    )
+    hba = team_server.folder / "pg_hba.conf"
+    rules = hba.read_text()
+    if "local all ana scram-sha-256" not in rules:
+        hba.write_text("local all ana scram-sha-256\n" + rules)
+        team_server.sql("SELECT pg_reload_conf();")
+    wrong = f"postgresql://ana:Sekrit-Wrong-99@/{database}?host={team_server.folder}"
+    proc = quarry("search", "anything", "--all-scopes", "--db", wrong)
+    assert proc.returncode == 1
+    assert "refused the login" in proc.stderr and "Sekrit-Wrong-99" not in proc.stderr + proc.stdout
+    assert len(proc.stderr.strip().splitlines()) == 1
+    # The right password from PGPASSWORD (libpq reads it): the URL carries none. The database lacks pgvector,
+    # which only its owner may add: said so in one line.
+    tree = write_tree(tmp_path / "t", 3, "tiny")
+    plain = f"postgresql://ana@/{database}?host={team_server.folder}"
+    password = {"PGPASSWORD": "right-horse-battery"}
+    missing = quarry("index", tree, "--db", plain, env=password)
+    assert missing.returncode == 1 and "ask its owner to run CREATE EXTENSION vector" in missing.stderr
+    team_server.sql("CREATE EXTENSION vector; GRANT ALL ON SCHEMA public TO ana;", database)
+    right = quarry("index", tree, "--db", plain, env=password)
+    assert right.returncode == 0, right.stderr
+    assert "right-horse-battery" not in right.stderr + right.stdout
+
+
+def test_an_unreachable_server_is_one_line_and_exit_1(tmp_path):
+    proc = quarry("search", "anything", "--all-scopes", "--db", "postgresql://ana:pw-123@127.0.0.1:1/nothing")
+    assert proc.returncode == 1
+    assert "cannot reach the team index server postgresql://ana@127.0.0.1:1/nothing" in proc.stderr
+    assert "pw-123" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_passwords_are_redacted_from_urls_and_messages():
+    assert display_url("postgresql://ana:s3cret@db.example:5432/code?sslmode=require") == (
+        "postgresql://ana@db.example:5432/code?sslmode=require"
+    )
+    assert "s3cret" not in redact("could not connect: postgresql://ana:s3cret@db/x password=s3cret")
+    assert str(StoreLocation.of("postgresql://ana:s3cret@db/x")) == "postgresql://ana@db/x"
+
+
+def test_a_schema_from_a_newer_quarry_is_refused(team_server):
+    url = team_server.new_database()
+    open_store(url).close()
+    database = database_of(url)
+    team_server.sql("UPDATE quarry_meta SET value = '99' WHERE key = 'schema_version';", database)
+    with pytest.raises(StoreUnusable, match="newer Quarry"):
+        open_store(url)
+
+
+def test_ef_search_is_settable_and_checked(mixed_team_index, mixed_root):
+    for ef in ("1", "200"):
+        proc = quarry(
+            "search",
+            "evict least recently used",
+            "--root",
+            mixed_root,
+            "--db",
+            mixed_team_index,
+            "--ef-search",
+            ef,
+            "--mode",
+            "semantic",
+            "--json",
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["results"]
+    bad = quarry("search", "x y z", "--root", mixed_root, "--db", mixed_team_index, "--ef-search", "0")
+    assert bad.returncode == 2 and "--ef-search" in bad.stderr
+
+
+def test_a_dropped_connection_fails_one_call_and_the_next_connects_again(team_server):
+    url = team_server.new_database()
+    store = PostgresStore(url)
+    database = database_of(url)
+    team_server.sql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        f"WHERE datname = '{database}' AND pid <> pg_backend_pid();"
+    )
+    with pytest.raises(StoreError, match="connection to the team index") as caught:
+        store.list_scopes()
+    assert "Traceback" not in str(caught.value)
+    assert store.list_scopes() == []  # the next call connects again
+    store.close()
