@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -47,6 +48,7 @@ def run_gui(args: argparse.Namespace) -> int:
     settings = AppSettings()
     bridge = EngineBridge()
     window = MainWindow(bridge, settings, persist=args.screenshot is None)
+    window.local_location = local_location(args)
     config = engine_config(args, settings)
     try:
         with loop:
@@ -70,11 +72,18 @@ def application_icon() -> QIcon:
     return icon
 
 
+def local_location(args: argparse.Namespace) -> StoreLocation:
+    """This computer's index: --db, QUARRY_DB, or the file in the per-user data directory."""
+    return StoreLocation.of(args.db) if args.db else default_location()
+
+
 def engine_config(args: argparse.Namespace, settings: AppSettings) -> EngineConfig:
-    """The engine's configuration: command-line options first, then the user's saved settings."""
+    """The engine's configuration: command-line options first (--db, QUARRY_DB), then the user's saved
+    settings (a team index), then this computer's own index."""
     provider = args.provider if args.provider != "auto" else settings.provider
+    explicit = args.db or os.environ.get("QUARRY_DB")
     return EngineConfig(
-        StoreLocation.of(args.db) if args.db else default_location(),
+        local_location(args) if explicit or not settings.team_index else StoreLocation.of(settings.team_index),
         model=args.model if args.model != "default" else settings.model,
         model_dir=args.model_dir or settings.model_dir,
         provider=provider,

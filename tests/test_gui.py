@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import re
 import shutil
@@ -24,6 +25,8 @@ from desktop_app.app import engine_config  # noqa: E402
 from desktop_app.bridge import EngineBridge  # noqa: E402
 from desktop_app.indexing.progress import Progress  # noqa: E402
 from desktop_app.search.request import SearchRequest  # noqa: E402
+from desktop_app.store.location import StoreLocation  # noqa: E402
+from desktop_app.store.postgres.connection import display_url  # noqa: E402
 from desktop_app.ui.app_settings import AppSettings  # noqa: E402
 from desktop_app.ui.filters_dialog import FiltersDialog  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
@@ -671,3 +674,35 @@ def test_removing_the_project_from_the_index_updates_the_project_list(qtbot, win
     assert task.result() is not None
     assert root not in window.scopes and window.projects.currentText().endswith("(not indexed)")
     assert "Removed" in window.banner.text()
+
+
+def test_the_window_uses_a_team_index_from_settings_and_explains_one_it_cannot_reach(
+    qtbot, qasync_loop, gui_settings, mixed_team_index, mixed_root, index_copy, monkeypatch
+):
+    monkeypatch.delenv("QUARRY_DB", raising=False)
+    win = MainWindow(EngineBridge(), gui_settings)
+    qtbot.addWidget(win)
+    win.show()
+    win.local_location = StoreLocation.of(index_copy)
+    unreachable = EngineConfig("postgresql://ana:pw-77@127.0.0.1:1/team")
+    task = asyncio.ensure_future(win.start(unreachable))
+    qtbot.waitUntil(lambda: win.question_dialog is not None, timeout=30_000)
+    text = win.question_dialog.text()
+    assert "Cannot reach the team index server postgresql://ana@127.0.0.1:1/team" in text and "pw-77" not in text
+    assert "Move it aside" not in text  # nothing to move: the server is the index
+    win.question_dialog.button(QMessageBox.StandardButton.Close).click()
+    qtbot.waitUntil(task.done, timeout=10_000)
+    assert task.result() is False
+
+    # Settings → Team index: the engine starts on it (it had not started at all) and searches it.
+    prefs = Preferences(5, gui_settings.max_file_size, None, "auto", "default", mixed_team_index)
+    run(qtbot, win.apply_preferences(prefs), timeout=60_000)
+    assert win.bridge.config.location.is_team and gui_settings.team_index == display_url(mixed_team_index)
+    win.set_project(str(mixed_root.resolve()))
+    assert search(qtbot, win, "retry failed http requests").results[0].path == "src/http_client.py"
+
+    # An empty field: back to this computer's index file.
+    run(qtbot, win.apply_preferences(dataclasses.replace(prefs, team_index="")), timeout=60_000)
+    assert win.bridge.config.location == StoreLocation.of(index_copy) and gui_settings.team_index == ""
+    win.close()
+    win.bridge.shutdown()

@@ -10,6 +10,7 @@ from ..embedding.choice import MODEL_CHOICES
 from ..embedding.providers import PREFERENCES as PROVIDERS
 from ..indexing.file_selection import SelectionOptions
 from ..search.request import MAX_CONTEXT, MODES
+from ..store.postgres.connection import display_url
 
 DEFAULT_CONTEXT_LINES = 5
 DEFAULT_MAX_FILE_SIZE = SelectionOptions().max_file_size
@@ -64,6 +65,15 @@ class AppSettings:
     @provider.setter
     def provider(self, value: str) -> None:
         self.q.setValue("engine/provider", value if value in PROVIDERS else "auto")
+
+    @property
+    def team_index(self) -> str:
+        """A team index's postgresql:// URL ("" for this computer's own index file); never with a password."""
+        return str(self.q.value("engine/team_index", "") or "")
+
+    @team_index.setter
+    def team_index(self, value: str) -> None:
+        self.q.setValue("engine/team_index", display_url(value) if value else "")
 
     @property
     def mode(self) -> str:

@@ -12,7 +12,7 @@ _STORE_REMEDIES = {
     Remedy.UPGRADE: "install a newer Quarry",
     # The window offers to move an unusable index aside when it starts (MainWindow.start).
     Remedy.REBUILD: "restart Quarry to move it aside and build a fresh index",
-    Remedy.OTHER_STORE: "start Quarry with another index file (QUARRY_DB)",
+    Remedy.OTHER_STORE: "choose another index in Settings (Team index) or with QUARRY_DB",
 }
 
 

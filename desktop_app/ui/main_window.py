@@ -50,8 +50,9 @@ from ..logs import log_dir
 from ..search.request import MODES, SearchFilters, SearchRequest
 from ..search.results import SearchResponse, SearchResult
 from ..session.model import SessionModel
-from ..store.errors import StoreError, StoreUnusable
-from ..store.location import move_aside
+from ..store.errors import Remedy, StoreError, StoreUnusable
+from ..store.location import StoreLocation, default_location, move_aside
+from ..store.postgres.connection import display_url
 from ..store.rows import ScopeSummary
 from ..worker.operations import Change, ChangeNotice
 from ..worker.worker import UPDATE, EngineConfig
@@ -111,6 +112,9 @@ class MainWindow(QMainWindow):
         self._rerunning = False  # the next answer is a re-run's: it keeps the result selected when it arrives
         self._tasks: set[asyncio.Task] = set()
         self._applying: set[asyncio.Task] = set()  # change notices being applied (project list, search)
+        # The index file used when Settings names no team index; the app sets it from --db or QUARRY_DB.
+        self.local_location = default_location()
+        self._attempted: EngineConfig | None = None  # the configuration start() was last given
         self.question_dialog: QMessageBox | None = None  # open while the window asks (move an index aside?)
 
         self.setWindowTitle("Quarry")
@@ -290,13 +294,18 @@ class MainWindow(QMainWindow):
         assumed = self.settings.last_project if self.project is None else None
         if assumed:
             self.set_project(assumed)
+        self._attempted = config
         try:
             await self.bridge.start(config)
         except StoreUnusable as exc:
-            if not interactive or not await self._ask(
-                "The index cannot be used",
-                f"{describe_error(exc)}\n\nMove it aside (nothing is deleted) and build a fresh index?",
-                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            if (
+                Remedy.REBUILD not in exc.remedies
+                or not interactive
+                or not await self._ask(
+                    "The index cannot be used",
+                    f"{describe_error(exc)}\n\nMove it aside (nothing is deleted) and build a fresh index?",
+                    QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+                )
             ):
                 self.show_message(describe_error(exc), "error")
                 return False
@@ -765,13 +774,14 @@ class MainWindow(QMainWindow):
     # --- dialogs --------------------------------------------------------------------------------
 
     def open_settings(self) -> None:
-        config = self.bridge.config
+        config = self.bridge.config or self._attempted
         prefs = Preferences(
             self.preview.context_lines,
             self.settings.max_file_size,
             config.model_dir if config else self.settings.model_dir,
             config.provider if config else self.settings.provider,
             config.model if config else self.settings.model,
+            str(config.location) if config and config.location.is_team else self.settings.team_index,
         )
         dialog = SettingsDialog(prefs, self)
         dialog.accepted.connect(lambda: self.spawn(self.apply_preferences(dialog.preferences())))
@@ -785,12 +795,14 @@ class MainWindow(QMainWindow):
             self.settings.model_dir = prefs.model_dir
             self.settings.model = prefs.model
             self.settings.provider = prefs.provider
+            self.settings.team_index = prefs.team_index  # without its password, if one was typed
         self.show_result(self.tree.current_result())
-        config = self.bridge.config
+        config = self.bridge.config or self._attempted  # settings may be what kept the engine from starting
         if config is None:
             return
         new = dataclasses.replace(
             config,
+            store=self._location_for(prefs.team_index, config.location),
             model=prefs.model,
             model_dir=prefs.model_dir,
             provider=prefs.provider,
@@ -801,13 +813,24 @@ class MainWindow(QMainWindow):
                 ),
             ),
         )
-        if new != config:
+        if self.bridge.config is None:
+            await self.start(new)
+        elif new != config:
             self.statusBar().showMessage("Restarting the engine with the new settings…")
             await self.bridge.restart(new)
             self.session.forget_watches()  # the new worker watches nothing yet
             await self.refresh_projects()
             self.spawn(self._load_model())
             self.statusBar().showMessage("Engine restarted with the new settings.", 5000)
+
+    def _location_for(self, team_index: str, current: StoreLocation) -> StoreLocation:
+        """Where the engine's index should be: the team index named in Settings (the one in use when only its
+        password, which Settings never shows, differs), or this computer's index file."""
+        if not team_index:
+            return self.local_location if current.is_team else current
+        if current.is_team and str(current) == display_url(team_index):
+            return current
+        return StoreLocation.of(team_index)
 
     def open_log_folder(self) -> None:
         """Show the folder of Quarry's log files in the file manager (created if nothing was logged yet)."""

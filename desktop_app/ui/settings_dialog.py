@@ -1,5 +1,5 @@
-"""Preferences: preview context, the index's file size limit, the model (default, fast or a folder) and the
-execution provider."""
+"""Preferences: preview context, the index's file size limit, the model (default, fast or a folder), the
+execution provider, and a team index to use instead of this computer's own."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..search.request import MAX_CONTEXT
+from ..store.postgres.connection import is_postgres_url
 from .app_settings import PROVIDERS
 
 _PROVIDER_LABELS = {
@@ -39,6 +40,7 @@ class Preferences:
     model_dir: Path | None  # a model folder; used when set, whatever `model` says
     provider: str
     model: str = "default"  # "default" or "fast" (see embedding.choice)
+    team_index: str = ""  # a postgresql:// URL, or "" for this computer's index file
 
 
 _MODEL_LABELS = {
@@ -87,18 +89,27 @@ class SettingsDialog(QDialog):
         form.addRow("&Model", self.model)
         form.addRow("Model &folder", model_row)
         form.addRow("&Execution provider", self.provider)
+        self.team_index = QLineEdit(prefs.team_index)
+        self.team_index.setPlaceholderText("postgresql://user@host:5432/database (empty: this computer's index)")
+        self.team_index.textChanged.connect(self._check_team_index)
+        form.addRow("&Team index", self.team_index)
+        self.team_problem = QLabel()
+        self.team_problem.setStyleSheet("color: #b00020")
+        form.addRow("", self.team_problem)
         note = QLabel(
-            "Changing the size limit, model or provider restarts the engine; the model folder needs "
-            "model.onnx, tokenizer.json and quarry-model.json."
+            "Changing the size limit, model, provider or team index restarts the engine; the model folder needs "
+            "model.onnx, tokenizer.json and quarry-model.json. A team index's password is never saved: Quarry "
+            "reads it from PGPASSWORD or ~/.pgpass, or uses one typed in the URL for this session only."
         )
         note.setWordWrap(True)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(note)
-        layout.addWidget(buttons)
+        layout.addWidget(self.buttons)
+        self._check_team_index()
 
     def preferences(self) -> Preferences:
         choice = self.model.currentData()
@@ -109,7 +120,15 @@ class SettingsDialog(QDialog):
             Path(folder).expanduser() if folder else None,
             self.provider.currentData(),
             "default" if choice == "folder" else choice,
+            self.team_index.text().strip(),
         )
+
+    def _check_team_index(self) -> None:
+        text = self.team_index.text().strip()
+        problem = "" if not text or is_postgres_url(text) else "A team index is a postgresql:// URL."
+        self.team_problem.setText(problem)
+        self.team_problem.setVisible(bool(problem))
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not problem)
 
     def _enable_folder(self) -> None:
         folder = self.model.currentData() == "folder"

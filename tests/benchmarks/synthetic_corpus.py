@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from desktop_app.identifiers import expand_identifiers, split_identifier
+from desktop_app.store.protocols import Store
 from desktop_app.store.rows import ChunkRef, FileWrite, NewChunk
 from desktop_app.store.sqlite.store import SqliteStore
 
@@ -303,22 +304,28 @@ class CorpusWriter:
 
 
 def build(db: Path, n_chunks: int, dims: int) -> None:
-    """Write a store of exactly `n_chunks` chunks at `db` (which must not exist yet)."""
+    """Write a SQLite store of exactly `n_chunks` chunks at `db` (which must not exist yet)."""
     store = SqliteStore(db)
     try:
-        store.register_model(MODEL_ID, dims, "benchmark")
-        scope = store.create_scope(ROOT)
-        writer = CorpusWriter(dims)
-        files: list[FileWrite] = []
-        chunks: list[NewChunk] = []
-        for fw, new in writer.files(n_chunks):
-            files.append(fw)
-            chunks += new
-            if len(files) >= FILES_PER_BATCH:
-                store.write_batch(scope.id, MODEL_ID, chunks, files)
-                files, chunks = [], []
-        if files:
-            store.write_batch(scope.id, MODEL_ID, chunks, files)
-        store.mark_indexed(scope.id)
+        write_corpus(store, n_chunks, dims)
     finally:
         store.close()
+
+
+def write_corpus(store: Store, n_chunks: int, dims: int, files_per_batch: int = FILES_PER_BATCH) -> None:
+    """Write exactly `n_chunks` chunks into an empty store of any kind (the same ones, with the same ids, on
+    every run: a SQLite and a team store built this way hold the same corpus)."""
+    store.register_model(MODEL_ID, dims, "benchmark")
+    scope = store.create_scope(ROOT)
+    writer = CorpusWriter(dims)
+    files: list[FileWrite] = []
+    chunks: list[NewChunk] = []
+    for fw, new in writer.files(n_chunks):
+        files.append(fw)
+        chunks += new
+        if len(files) >= files_per_batch:
+            store.write_batch(scope.id, MODEL_ID, chunks, files)
+            files, chunks = [], []
+    if files:
+        store.write_batch(scope.id, MODEL_ID, chunks, files)
+    store.mark_indexed(scope.id)

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
-import secrets
 import socket
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -30,6 +28,7 @@ import psycopg
 
 from ..errors import StoreError
 from ..identity import scope_key
+from ..keyword_budget import affordable_terms
 from ..path_globs import path_matches, patterns_argument
 from ..protocols import VectorRow, VectorSearch
 from ..rows import (
@@ -47,11 +46,11 @@ from ..rows import (
     SkippedFile,
     StoredChunk,
 )
+from ..schema_names import HIT_COLUMNS, NAME_SUFFIX, STORED_COLUMNS, new_ulid, vector_table_name
 from .connection import ReadOnlyStore, connect, display_url, store_error
 from .vector_search import PgVectorSearch
 
 _T = TypeVar("_T")
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 # ts_rank weights, in PostgreSQL's order {D, C, B, A}: symbol names (A) weigh most, then the path and the
 # enclosing symbol (B), then the text (C); the same 10 : 3 : 1 as the SQLite store's BM25 column weights.
 KEYWORD_WEIGHTS = "{0, 0.1, 0.3, 1.0}"
@@ -60,22 +59,16 @@ KEYWORD_WEIGHTS = "{0, 0.1, 0.3, 1.0}"
 # with slow machines raises it; the tests lower it so that a killed indexer's work is taken over sooner).
 CLAIM_LEASE_S = 120.0
 CLAIM_LEASE_ENV = "QUARRY_CLAIM_LEASE_S"
+# Rows one keyword query may rank (see keyword_budget.py). ts_rank reads each matching row's keywords: 18,099
+# rows took 92 ms here (~5 us a row, against FTS5's ~1.3), so the budget is a third of the SQLite store's.
+KEYWORD_RANK_BUDGET = 1500
+KEYWORD_RANK_CAP = 4 * KEYWORD_RANK_BUDGET
 # Transactions that lose a race with another indexer (a deadlock, a unique key written meanwhile) are tried
 # again this many times: the work is the same whoever wins.
 WRITE_ATTEMPTS = 5
 
-_STORED_COLUMNS = """c.id, c.hash, f.path, fc.ordinal, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name,
-    fc.symbol_type, fc.parent_symbol, c.text, c.token_count"""
-_HIT_COLUMNS = """fc.id, fc.chunk_id, fc.scope_id, f.path, f.language, fc.start_line, fc.end_line,
-    fc.chunk_type, fc.symbol_name, fc.symbol_type, fc.parent_symbol, c.text, f.sha256, f.mtime_ns,
-    f.indexed_at"""
 _KEYWORDS = """setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvector('simple', %s), 'B')
     || setweight(to_tsvector('simple', %s), 'C')"""
-
-
-def _new_id() -> str:
-    value = (int(time.time() * 1000) << 80) | secrets.randbits(80)
-    return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
 
 
 def _lease_from_env() -> float:
@@ -89,10 +82,6 @@ def _lease_from_env() -> float:
     return value
 
 
-def vector_table_name(model_id: str) -> str:
-    return "vec_" + re.sub(r"[^0-9A-Za-z]+", "_", model_id).strip("_").lower()
-
-
 class PostgresStore:
     """The team implementation of store.protocols.Store."""
 
@@ -101,10 +90,11 @@ class PostgresStore:
         self.ef_search = ef_search  # HNSW candidates per vector query (the seed specification's default, 40)
         self.shown = display_url(url)
         self.host = host or socket.gethostname()
-        self.owner = f"{self.host}:{_new_id()}"  # this process, as the owner of its embedding claims
+        self.owner = f"{self.host}:{new_ulid()}"  # this process, as the owner of its embedding claims
         self.claim_lease_s = _lease_from_env()
         self._conn = connect(url)
         self._roots: dict[str, str] = {}  # scope id -> this machine's root for it, as last asked about
+        self._keyword_stats: tuple[int, dict[str, int]] | None = None  # (generation, lexeme -> rows)
 
     # --- plumbing -------------------------------------------------------------------------------
 
@@ -169,7 +159,7 @@ class PostgresStore:
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (table,))
             if conn.execute("SELECT 1 FROM model WHERE id = %s", (model_id,)).fetchone():
                 return  # another indexer registered it meanwhile
-            for name in (table, table + "_name"):
+            for name in (table, table + NAME_SUFFIX):
                 conn.execute(
                     f"CREATE TABLE {name} (chunk_id bigint PRIMARY KEY REFERENCES chunk(id) ON DELETE CASCADE, "
                     f"embedding vector({int(dims)}) NOT NULL)"
@@ -205,7 +195,7 @@ class PostgresStore:
             for other, table in conn.execute(
                 "SELECT id, vector_table FROM model WHERE NOT (id = ANY(%s))", (kept,)
             ).fetchall():
-                conn.execute(f"DROP TABLE IF EXISTS {table}, {table}_name")
+                conn.execute(f"DROP TABLE IF EXISTS {table}, {table}{NAME_SUFFIX}")
                 conn.execute("DELETE FROM model WHERE id = %s", (other,))
                 conn.execute("DELETE FROM claim WHERE model = %s", (other,))
             conn.execute(
@@ -220,7 +210,7 @@ class PostgresStore:
         rows = self._rows("SELECT vector_table, dims FROM model WHERE id = %s", (model_id,))
         if not rows:
             return None
-        return rows[0][0] + ("_name" if names else ""), rows[0][1]
+        return rows[0][0] + (NAME_SUFFIX if names else ""), rows[0][1]
 
     def chunks_without_vectors(self, model_id: str, names: bool = False) -> list[ChunkId]:
         table = self._table(model_id, names)
@@ -247,7 +237,7 @@ class PostgresStore:
 
         def work(conn: psycopg.Connection) -> None:
             with conn.cursor() as cur:
-                for name, column in ((table[0], 1), (table[0] + "_name", 2)):
+                for name, column in ((table[0], 1), (table[0] + NAME_SUFFIX, 2)):
                     given = [
                         (row[0], np.asarray(row[column], dtype=np.float32))
                         for row in vectors
@@ -339,7 +329,7 @@ class PostgresStore:
             conn.execute(
                 "INSERT INTO scope (id, key, type, parent_id, created_at) VALUES (%s, %s, %s, %s, %s) "
                 "ON CONFLICT (key) DO NOTHING",
-                (_new_id(), key, type_, parent_id, time.time()),
+                (new_ulid(), key, type_, parent_id, time.time()),
             )
             row = conn.execute(f"SELECT {self._SCOPE_COLUMNS} FROM scope WHERE key = %s", (key,)).fetchone()
             assert row is not None
@@ -380,6 +370,10 @@ class PostgresStore:
             return self._collect_orphans(conn)
 
         return self._write(work)
+
+    def covers_all_scopes(self, scope_ids: Sequence[str]) -> bool:
+        """Whether these are every scope in the index (a search then needs no scope restriction)."""
+        return len(set(scope_ids)) >= int(self._rows("SELECT count(*) FROM scope")[0][0])
 
     def scope_counts(self, scope_id: str) -> tuple[int, int, int]:
         files, size = self._rows(
@@ -428,7 +422,7 @@ class PostgresStore:
                     )
                 if table is not None:
                     ids = self._chunk_ids(conn, [ch.hash for ch in new_chunks])
-                    for name, attr in ((table[0], "vector"), (table[0] + "_name", "name_vector")):
+                    for name, attr in ((table[0], "vector"), (table[0] + NAME_SUFFIX, "name_vector")):
                         given = [
                             (ids[ch.hash], getattr(ch, attr)) for ch in new_chunks if getattr(ch, attr) is not None
                         ]
@@ -519,7 +513,7 @@ class PostgresStore:
 
     def stored_chunks(self, chunk_ids: Sequence[ChunkId]) -> list[StoredChunk]:
         rows = self._rows(
-            f"SELECT DISTINCT ON (c.id) {_STORED_COLUMNS} FROM chunk c JOIN file_chunk fc ON fc.chunk_id = c.id "
+            f"SELECT DISTINCT ON (c.id) {STORED_COLUMNS} FROM chunk c JOIN file_chunk fc ON fc.chunk_id = c.id "
             "JOIN file f ON f.id = fc.file_id WHERE c.id = ANY(%s) ORDER BY c.id, fc.id",
             ([int(c) for c in chunk_ids],),
         )
@@ -528,7 +522,7 @@ class PostgresStore:
     def file_chunk_rows(self, scope_id: str, paths: Sequence[str]) -> dict[str, list[StoredChunk]]:
         out: dict[str, list[StoredChunk]] = {p: [] for p in paths}
         for row in self._rows(
-            f"SELECT {_STORED_COLUMNS} FROM file f JOIN file_chunk fc ON fc.file_id = f.id "
+            f"SELECT {STORED_COLUMNS} FROM file f JOIN file_chunk fc ON fc.file_id = f.id "
             "JOIN chunk c ON c.id = fc.chunk_id WHERE f.scope_id = %s AND f.path = ANY(%s) ORDER BY f.path, fc.ordinal",
             (scope_id, list(paths)),
         ):
@@ -593,7 +587,7 @@ class PostgresStore:
             return []
         cond, args = self.filter_sql(scope_ids, where)
         rows = self._rows(
-            f"SELECT {_HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+            f"SELECT {HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
             f"JOIN chunk c ON c.id = fc.chunk_id WHERE fc.chunk_id = ANY(%s) AND {cond}",
             [[int(c) for c in chunk_ids], *args],
         )
@@ -601,7 +595,7 @@ class PostgresStore:
 
     def hits_for_places(self, place_ids: Sequence[PlaceId]) -> list[Hit]:
         rows = self._rows(
-            f"SELECT {_HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+            f"SELECT {HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
             "JOIN chunk c ON c.id = fc.chunk_id WHERE fc.id = ANY(%s)",
             ([int(p) for p in place_ids],),
         )
@@ -617,21 +611,44 @@ class PostgresStore:
     ) -> list[tuple[PlaceId, float]]:
         """Places whose keywords match the terms, ranked by ts_rank over the weighted fields, as 0..1 of
         the best. Each term is one plainto_tsquery, so no character in it is ever an operator."""
+        if not every_term:
+            terms = affordable_terms(terms, self._term_rows(terms), KEYWORD_RANK_BUDGET)
         if not scope_ids or not terms:
             return []
         joiner = " && " if every_term else " || "
         query = "(" + joiner.join(["plainto_tsquery('simple', %s)"] * len(terms)) + ")"
         cond, args = self.filter_sql(scope_ids, where)
+        # Ranked among at most KEYWORD_RANK_CAP matches: the statistics that drop common terms miss words
+        # just below their threshold, and an exact-mode query of common words has no term to drop.
         rows = self._rows(
-            f"SELECT fc.id, ts_rank(%s::float4[], fc.keywords, k.q) AS rank FROM file_chunk fc "
-            f"JOIN file f ON f.id = fc.file_id, (SELECT {query} AS q) AS k "
-            f"WHERE fc.keywords @@ k.q AND {cond} ORDER BY rank DESC, fc.id LIMIT %s",
-            [KEYWORD_WEIGHTS, *terms, *args, limit],
+            f"WITH k AS (SELECT {query} AS q), m AS MATERIALIZED (SELECT fc.id, fc.keywords FROM file_chunk fc "
+            f"JOIN file f ON f.id = fc.file_id, k WHERE fc.keywords @@ k.q AND {cond} LIMIT %s) "
+            "SELECT m.id, ts_rank(%s::float4[], m.keywords, k.q) AS rank FROM m, k ORDER BY rank DESC, m.id LIMIT %s",
+            [*terms, *args, KEYWORD_RANK_CAP, KEYWORD_WEIGHTS, limit],
         )
         if not rows:
             return []
         best = max(float(r[1]) for r in rows) or 1.0
         return [(PlaceId(r[0]), min(1.0, float(r[1]) / best)) for r in rows]
+
+    def _term_rows(self, terms: Sequence[str]) -> dict[str, int]:
+        """Estimated keyword rows holding each term, from the server's own statistics of the keywords column
+        (its most common lexemes and their frequencies, kept by ANALYZE): no row is read. A term not among
+        them is taken to be rare."""
+        generation = self.generation
+        if self._keyword_stats is None or self._keyword_stats[0] != generation:
+            rows = self._rows(
+                "SELECT most_common_elems::text::text[], most_common_elem_freqs, "
+                "(SELECT reltuples FROM pg_class WHERE oid = 'file_chunk'::regclass) "
+                "FROM pg_stats WHERE tablename = 'file_chunk' AND attname = 'keywords'"
+            )
+            frequent: dict[str, int] = {}
+            if rows and rows[0][0] is not None:
+                elems, freqs, tuples = rows[0]
+                frequent = {e: int(f * max(tuples, 0)) for e, f in zip(elems, freqs, strict=False)}
+            self._keyword_stats = (generation, frequent)
+        frequent = self._keyword_stats[1]
+        return {t: frequent.get(t.lower(), 0) for t in terms}
 
     def symbol_matches(
         self, scope_ids: Sequence[str], names: Sequence[str], limit: int, where: HitFilter = NO_FILTER

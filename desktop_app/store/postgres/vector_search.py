@@ -54,7 +54,7 @@ class PgVectorSearch:
     def allowed(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray | None:
         """None when every chunk is allowed (no filter, every scope); else the allowed ids, cached until the
         next write anywhere."""
-        if where == NO_FILTER and {s.scope.id for s in self.store.list_scopes()} <= set(scope_ids):
+        if where == NO_FILTER and self.store.covers_all_scopes(scope_ids):
             return None
         generation = self.store.generation
         if generation != self._allowed_generation:

@@ -3,24 +3,15 @@
 Every term is quoted, so characters such as `*`, `"`, `(`, `-`, `:` or `NEAR` in a query are searched for
 as text rather than read as FTS5 operators.
 
-FTS5 scores every row an expression matches before it can keep the best ones (~1.3 us a row here: BM25
-looks up each row's length), so `"get" OR "file" OR "data"` over a million chunks, where each of those
-words is in a good share of them, costs half a second. Words that common carry little BM25 weight (idf is
-log(N / rows with the word)), so, with the rows each word is in (estimated by the store):
-
-* every word ORed, while the rows matched stay within RANK_BUDGET (always so on small indexes);
-* otherwise only the rarest words that fit the budget, ORed: the chunks they find rank as before except
-  for the common words' small share of the score;
-* a query whose every word is in more rows than that is left to the semantic and symbol-name retrievers
-  (an AND of common words was tried: walking their row lists and scoring the overlap cost 30-60 ms at a
-  million chunks).
+An "any term" query leaves out the commonest terms when ranking every row they are in would be slow
+(store/keyword_budget.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-RANK_BUDGET = 5000  # rows BM25 may score for one query: ~7 ms
+from ..keyword_budget import affordable_terms
 
 
 def quote(term: str) -> str:
@@ -38,23 +29,11 @@ def any_term(terms: Sequence[str]) -> str | None:
 
 
 def bounded_any(terms: Sequence[str], row_counts: Callable[[Sequence[str]], Mapping[str, int]]) -> str | None:
-    """`any_term(terms)`, or a cheaper expression for the same query when that one would match too many rows.
-
-    `row_counts` gives the (estimated) keyword-index rows holding each term.
-    """
+    """`any_term(terms)`, or a cheaper expression for the same query when that one would match too many rows
+    (`row_counts` gives the estimated keyword-index rows holding each term)."""
     if not terms:
         return None
-    counts = row_counts(terms)
-    if sum(counts.values()) <= RANK_BUDGET:
-        return any_term(terms)
-    rare: list[str] = []
-    total = 0
-    for term in sorted(terms, key=lambda t: counts[t]):
-        if total + counts[term] > RANK_BUDGET:
-            break
-        rare.append(term)
-        total += counts[term]
-    return any_term(rare) if rare else None
+    return any_term(affordable_terms(terms, row_counts(terms)))
 
 
 def strengths(ranks: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:

@@ -7,8 +7,6 @@ outside store/sqlite/ writes SQL.
 from __future__ import annotations
 
 import contextlib
-import re
-import secrets
 import time
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -34,6 +32,7 @@ from ..rows import (
     SkippedFile,
     StoredChunk,
 )
+from ..schema_names import HIT_COLUMNS, NAME_SUFFIX, STORED_COLUMNS, new_ulid, vector_table_name
 from . import fts_query, path_globs
 from .connection import open_connection, store_error, translate_errors, use_wal, write_transaction
 from .filters import filter_sql
@@ -41,30 +40,13 @@ from .migrations import check_version, migrate
 from .vec0_storage import Vec0Table, id_array
 from .vector_index import VectorIndex
 
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 # BM25 weights of the keyword index's columns: symbol names, path and enclosing symbol, body text.
 KEYWORD_COLUMN_WEIGHTS = (10.0, 3.0, 1.0)
-NAME_SUFFIX = "_name"  # companion vec0 table of symbol-name vectors
 # Keyword row counts of big indexes are estimated from this many rowid windows of this many rows.
 KEYWORD_SAMPLE_WINDOWS = 4
 KEYWORD_SAMPLE_ROWS = 5000
 # Keyword search ranks up to this many times the rows asked for before checking their scope and filters.
 KEYWORD_OVERFETCH = 16
-
-
-def new_ulid() -> str:
-    """A ULID: 48 bits of milliseconds then 80 random bits, Crockford base32, sortable by time."""
-    value = (int(time.time() * 1000) << 80) | secrets.randbits(80)
-    return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
-
-
-_STORED_COLUMNS = """c.id, c.hash, f.path, fc.ordinal, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name,
-    fc.symbol_type, fc.parent_symbol, c.text, c.token_count"""
-
-
-_HIT_COLUMNS = """fc.id, fc.chunk_id, fc.scope_id, f.path, f.language, fc.start_line, fc.end_line,
-    fc.chunk_type, fc.symbol_name, fc.symbol_type, fc.parent_symbol, c.text, f.sha256, f.mtime_ns,
-    f.indexed_at"""
 
 
 IN_BATCH = 500  # values per `IN (...)` list, well under SQLite's limit on bound parameters
@@ -75,10 +57,6 @@ def _in_batches(values: Sequence) -> Iterator[tuple[list, str]]:
     for start in range(0, len(values), IN_BATCH):
         part = list(values[start : start + IN_BATCH])
         yield part, ",".join("?" * len(part))
-
-
-def _vector_table_name(model_id: str) -> str:
-    return "vec_" + re.sub(r"[^0-9A-Za-z]+", "_", model_id).strip("_").lower()
 
 
 class SqliteStore:
@@ -143,7 +121,7 @@ class SqliteStore:
                     "give a changed model a new id in its quarry-model.json"
                 )
             return
-        table = _vector_table_name(model_id)
+        table = vector_table_name(model_id)
         with self._write():
             for name in (table, table + NAME_SUFFIX):
                 self._conn.execute(
@@ -201,7 +179,7 @@ class SqliteStore:
             out += [
                 StoredChunk(*r)
                 for r in self._rows(
-                    f"SELECT {_STORED_COLUMNS} FROM chunk c "
+                    f"SELECT {STORED_COLUMNS} FROM chunk c "
                     f"JOIN file_chunk fc ON fc.id = (SELECT min(id) FROM file_chunk WHERE chunk_id = c.id) "
                     f"JOIN file f ON f.id = fc.file_id WHERE c.id IN ({marks})",
                     part,
@@ -456,7 +434,7 @@ class SqliteStore:
         out: dict[str, list[StoredChunk]] = {p: [] for p in paths}
         for part, marks in _in_batches(paths):
             for row in self._rows(
-                f"SELECT {_STORED_COLUMNS} FROM file f JOIN file_chunk fc ON fc.file_id = f.id "
+                f"SELECT {STORED_COLUMNS} FROM file f JOIN file_chunk fc ON fc.file_id = f.id "
                 f"JOIN chunk c ON c.id = fc.chunk_id WHERE f.scope_id = ? AND f.path IN ({marks}) "
                 f"ORDER BY f.path, fc.ordinal",
                 (scope_id, *part),
@@ -529,7 +507,7 @@ class SqliteStore:
             out += [
                 Hit(*r)
                 for r in self._rows(
-                    f"SELECT {_HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+                    f"SELECT {HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
                     f"JOIN chunk c ON c.id = fc.chunk_id WHERE fc.scope_id IN ({smarks}) "
                     f"AND fc.chunk_id IN ({cmarks}) AND {cond}",
                     (*scope_ids, *part, *cargs),
@@ -543,7 +521,7 @@ class SqliteStore:
             out += [
                 Hit(*r)
                 for r in self._rows(
-                    f"SELECT {_HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+                    f"SELECT {HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
                     f"JOIN chunk c ON c.id = fc.chunk_id WHERE fc.id IN ({marks})",
                     part,
                 )

@@ -1,0 +1,29 @@
+"""What the two stores' schemas share: how ids are made, how a model's vector table is named, and the column
+lists that become row types (both schemas name their tables and columns alike)."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+# -> rows.StoredChunk
+STORED_COLUMNS = """c.id, c.hash, f.path, fc.ordinal, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name,
+    fc.symbol_type, fc.parent_symbol, c.text, c.token_count"""
+# -> rows.Hit
+HIT_COLUMNS = """fc.id, fc.chunk_id, fc.scope_id, f.path, f.language, fc.start_line, fc.end_line,
+    fc.chunk_type, fc.symbol_name, fc.symbol_type, fc.parent_symbol, c.text, f.sha256, f.mtime_ns,
+    f.indexed_at"""
+NAME_SUFFIX = "_name"  # a model's symbol-name vectors live in <its vector table>_name
+
+
+def new_ulid() -> str:
+    """A ULID: 48 bits of milliseconds then 80 random bits, Crockford base32, sortable by time."""
+    value = (int(time.time() * 1000) << 80) | secrets.randbits(80)
+    return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
+
+
+def vector_table_name(model_id: str) -> str:
+    return "vec_" + re.sub(r"[^0-9A-Za-z]+", "_", model_id).strip("_").lower()

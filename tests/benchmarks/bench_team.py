@@ -1,0 +1,315 @@
+"""The team index against the SQLite store, side by side in one run.
+
+Search: the same synthetic corpus of N chunks (synthetic_corpus.py: the same chunks, ids and random unit
+vectors in both stores) is written into a SQLite store and into a team index on a PostgreSQL server with
+pgvector (a pgserver started here, or --url). Then the same 200 queries (bench_search.make_queries:
+questions, identifiers, 30% filtered) run through Searcher.search against each store, alternating query by
+query, and the p50/p95 of each is printed; then recall@10 of the team index's HNSW search against exact
+search over the same vectors, at several ef_search values.
+
+Indexing: a real source tree (the standard library's email, json, http and asyncio packages by default) is
+indexed into a fresh team index by 1, 2 and 3 `quarry index` processes started together; printed are the
+wall time, the chunks each embedded (stage 3, the default model), and the total chunks per second.
+
+Recall on real embeddings (--real-vectors 'GLOB'): the default model's code vectors of existing SQLite stores
+as the corpus and their symbol-name vectors as queries; random unit vectors are HNSW's worst case.
+
+Usage: python tests/benchmarks/bench_team.py [--chunks 100000,1000000] [--queries 200] [--ef 40,100,200]
+       [--indexers 1,2,3] [--tree PATH] [--real-vectors GLOB] [--url postgresql://...] [--skip-search]
+       [--skip-index] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_search import ensure_store, exact_nearest, make_queries  # noqa: E402
+from synthetic_corpus import MODEL_ID, ROOT, STDLIB, write_corpus  # noqa: E402
+
+from desktop_app.search.pipeline import Searcher  # noqa: E402
+from desktop_app.store.postgres.store import PostgresStore  # noqa: E402
+from desktop_app.store.postgres.vector_search import PgVectorSearch  # noqa: E402
+from desktop_app.store.sqlite.store import SqliteStore  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGES = ("email", "json", "http", "asyncio")
+DEFAULT_MODEL = "all-MiniLM-L6-v2-int8"
+
+
+def load_avg() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+class Server:
+    """A pgserver in a temporary folder, or an existing server's URL (whose databases this creates)."""
+
+    def __init__(self, url: str | None):
+        self.folder: Path | None = None
+        self._server = None
+        if url is None:
+            import pgserver
+
+            os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="qpg-run-"))
+            self.folder = Path(tempfile.mkdtemp(prefix="qpg-bench-", dir="/tmp"))
+            self._server = pgserver.get_server(self.folder, cleanup_mode="delete")
+            # Index builds get room to work in memory, as a team's server would be configured.
+            self._server.psql("ALTER SYSTEM SET maintenance_work_mem = '2GB'; SELECT pg_reload_conf();")
+            self.base = f"postgresql://postgres@/postgres?host={self.folder}"
+        else:
+            self.base = url
+
+    def new_database(self, name: str) -> str:
+        import psycopg
+
+        with psycopg.connect(self.base, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name}")
+            conn.execute(f"CREATE DATABASE {name}")
+        if self.folder is not None:
+            return f"postgresql://postgres@/{name}?host={self.folder}"
+        head, _, query = self.base.partition("?")
+        return head.rsplit("/", 1)[0] + f"/{name}" + (f"?{query}" if query else "")
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.cleanup()
+
+
+def build_team_store(url: str, chunks: int, dims: int) -> dict:
+    """The corpus into a team index: rows first with the HNSW indexes dropped, then the indexes built (the
+    way a bulk load is done; inserting into an HNSW index row by row is several times slower)."""
+    store = PostgresStore(url)
+    try:
+        store.register_model(MODEL_ID, dims, "benchmark")
+        table = store._table(MODEL_ID)
+        assert table is not None
+        names = (table[0], table[0] + "_name")
+        for name in names:
+            store._conn.execute(f"DROP INDEX {name}_hnsw")
+        started = time.perf_counter()
+        write_corpus(store, chunks, dims, files_per_batch=500)
+        rows_s = time.perf_counter() - started
+        started = time.perf_counter()
+        for name in names:
+            store._conn.execute(
+                f"CREATE INDEX {name}_hnsw ON {name} USING hnsw (embedding vector_cosine_ops) "
+                "WITH (m = 16, ef_construction = 64)"
+            )
+        store._conn.execute("ANALYZE")
+        index_s = time.perf_counter() - started
+    finally:
+        store.close()
+    return {"rows_s": round(rows_s, 1), "hnsw_build_s": round(index_s, 1)}
+
+
+def search_side_by_side(args: argparse.Namespace, server: Server, chunks: int) -> dict:
+    db = args.cache_dir / f"search-{chunks}-d{args.dims}.db"
+    ensure_store(db, chunks, args.dims, rebuild=False)
+    url = server.new_database(f"bench_{chunks}")
+    build = build_team_store(url, chunks, args.dims)
+    requests, vectors = make_queries(args.queries + 1, args.dims, args.seed)
+    local, team = SqliteStore(db), PostgresStore(url)
+    searchers = {"sqlite": Searcher(local, vectors), "team": Searcher(team, vectors)}
+    searchers["sqlite"].warm_up()
+    for s in searchers.values():
+        s.search(requests[0])  # opens, loads and caches what a first search does
+    times: dict[str, list[float]] = {k: [] for k in searchers}
+    for request in requests[1:]:
+        for name, searcher in searchers.items():
+            started = time.perf_counter()
+            searcher.search(request)
+            times[name].append((time.perf_counter() - started) * 1000)
+    out: dict = {"chunks": chunks, "load": load_avg(), **build}
+    for name, t in times.items():
+        out[f"{name}_p50_ms"] = round(float(np.percentile(t, 50)), 2)
+        out[f"{name}_p95_ms"] = round(float(np.percentile(t, 95)), 2)
+    out["recall_at_10"] = recall_by_ef(local, team, requests[1:], vectors, args.ef)
+    out["hnsw_p95_ms_by_ef"] = hnsw_latency_by_ef(team, requests[1:], vectors, args.ef)
+    local.close()
+    team.close()
+    return out
+
+
+def recall_by_ef(local: SqliteStore, team: PostgresStore, requests, vectors, efs: list[int]) -> dict:
+    """Mean recall@10 of unfiltered HNSW search against exact search over every chunk, per ef_search."""
+    queries = np.stack([vectors.vectors[r.query] for r in requests])
+    top_id = int(local.scope_chunk_ids([local.scope_for_root(ROOT).id])[-1]) + 1
+    every = np.ones(top_id, dtype=bool)
+    truth = exact_nearest(local, False, queries, [every] * len(queries), 10)
+    out = {}
+    for ef in efs:
+        team.ef_search = ef
+        search = PgVectorSearch(team, MODEL_ID, queries.shape[1])
+        found = [{cid for cid, _ in search.nearest(q, None, 10)} for q in queries]
+        out[str(ef)] = round(float(np.mean([len(f & t) / len(t) for f, t in zip(found, truth, strict=True)])), 4)
+    team.ef_search = 40
+    return out
+
+
+def hnsw_latency_by_ef(team: PostgresStore, requests, vectors, efs: list[int]) -> dict:
+    """p95 of one nearest-neighbour query in the server alone (no keyword side, no fusion), per ef_search."""
+    out = {}
+    for ef in efs:
+        team.ef_search = ef
+        search = PgVectorSearch(team, MODEL_ID, 384)
+        t = []
+        for r in requests:
+            started = time.perf_counter()
+            search.nearest(vectors.vectors[r.query], None, 50)
+            t.append((time.perf_counter() - started) * 1000)
+        out[str(ef)] = round(float(np.percentile(t, 95)), 2)
+    team.ef_search = 40
+    return out
+
+
+def real_vector_recall(args: argparse.Namespace, server: Server) -> dict:
+    """Recall@10 of HNSW against exact search on real embeddings: the default model's code vectors from the
+    SQLite stores given (duplicates dropped) as the corpus, and their symbol-name vectors (short texts, as
+    queries are) as the queries. Random unit vectors are HNSW's worst case and say little about real use."""
+    import glob
+
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    code: dict[bytes, np.ndarray] = {}
+    names: list[np.ndarray] = []
+    for path in sorted(glob.glob(args.real_vectors)):
+        store = SqliteStore(path)
+        try:
+            model = store.active_model() or DEFAULT_MODEL
+            for _, rows in store.iter_vectors(model):
+                for row in rows:
+                    code.setdefault(row.tobytes(), row)
+            for _, rows in store.iter_vectors(model, names=True):
+                names.extend(rows)
+        finally:
+            store.close()
+    corpus = np.stack(list(code.values())).astype(np.float32)
+    rng = np.random.default_rng(args.seed)
+    queries = np.stack([names[i] for i in rng.choice(len(names), size=min(args.queries, len(names)), replace=False)])
+    url = server.new_database("bench_real")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        register_vector(conn)
+        conn.execute(f"CREATE TABLE real_vec (id bigint PRIMARY KEY, embedding vector({corpus.shape[1]}))")
+        with conn.cursor() as cur, cur.copy("COPY real_vec (id, embedding) FROM STDIN WITH (FORMAT BINARY)") as copy:
+            copy.set_types(["int8", "vector"])
+            for i, row in enumerate(corpus):
+                copy.write_row((i, row))
+        started = time.perf_counter()
+        conn.execute(
+            "CREATE INDEX ON real_vec USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+        )
+        build_s = time.perf_counter() - started
+        conn.execute("ANALYZE real_vec")
+        truth = [set(np.argsort(-(corpus @ q))[:10].tolist()) for q in queries]
+        out: dict = {"vectors": len(corpus), "queries": len(queries), "hnsw_build_s": round(build_s, 1)}
+        for ef in args.ef:
+            found, times = [], []
+            for q in queries:
+                with conn.transaction():
+                    conn.execute(f"SET LOCAL hnsw.ef_search = {ef}")
+                    started = time.perf_counter()
+                    rows = conn.execute("SELECT id FROM real_vec ORDER BY embedding <=> %s LIMIT 10", (q,)).fetchall()
+                    times.append((time.perf_counter() - started) * 1000)
+                found.append({r[0] for r in rows})
+            out[f"recall_at_10_ef{ef}"] = round(
+                float(np.mean([len(f & t) / 10 for f, t in zip(found, truth, strict=True)])), 4
+            )
+            out[f"p95_ms_ef{ef}"] = round(float(np.percentile(times, 95)), 2)
+    out["load"] = load_avg()
+    print(json.dumps(out), flush=True)
+    return out
+
+
+def indexers_side_by_side(args: argparse.Namespace, server: Server) -> list[dict]:
+    tree = args.tree or Path(tempfile.mkdtemp(prefix="quarry-team-tree-")) / "tree"
+    if args.tree is None:
+        for package in PACKAGES:
+            shutil.copytree(STDLIB / package, tree / package, ignore=shutil.ignore_patterns("__pycache__", "test*"))
+    rows = []
+    for count in args.indexers:
+        url = server.new_database(f"bench_idx_{count}_{secrets.token_hex(3)}")
+        # The schema first, so that the timed runs start alike.
+        PostgresStore(url).close()
+        started = time.perf_counter()
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "desktop_app", "index", str(tree), "--db", url, "--json"],
+                cwd=REPO,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+            for _ in range(count)
+        ]
+        stats = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+        wall = time.perf_counter() - started
+        embedded = [s["chunks_embedded"] for s in stats]
+        total = stats[0]["chunks_total"]
+        rows.append(
+            {
+                "indexers": count,
+                "wall_s": round(wall, 1),
+                "chunks": total,
+                "embedded_each": embedded,
+                "embedded_sum_over_chunks": round(sum(embedded) / total, 3),
+                "least_share": round(min(embedded) / max(1, sum(embedded)), 3),
+                "chunks_per_s_total": round(sum(embedded) / wall, 1),
+                "load": load_avg(),
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--chunks", default="100000", help="comma-separated corpus sizes")
+    ap.add_argument("--dims", type=int, default=384)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--ef", default="40,100,200", help="ef_search values for recall")
+    ap.add_argument("--indexers", default="1,2,3")
+    ap.add_argument("--tree", type=Path, help="source tree to index (default: stdlib packages)")
+    ap.add_argument("--url", help="an existing PostgreSQL server with pgvector (default: start a pgserver)")
+    ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/quarry-bench-search"))
+    ap.add_argument("--skip-search", action="store_true")
+    ap.add_argument("--skip-index", action="store_true")
+    ap.add_argument("--real-vectors", help="glob of SQLite stores whose real vectors measure HNSW recall")
+    ap.add_argument("--json", action="store_true", help="print only JSON lines")
+    args = ap.parse_args(argv)
+    args.ef = [int(x) for x in args.ef.split(",")]
+    args.indexers = [int(x) for x in args.indexers.split(",")]
+    server = Server(args.url)
+    results: dict = {"load_at_start": load_avg(), "search": [], "indexing": []}
+    try:
+        if not args.skip_search:
+            for n in (int(x) for x in args.chunks.split(",")):
+                row = search_side_by_side(args, server, n)
+                print(json.dumps(row), flush=True)
+                results["search"].append(row)
+        if args.real_vectors:
+            results["real_vectors"] = real_vector_recall(args, server)
+        if not args.skip_index:
+            results["indexing"] = indexers_side_by_side(args, server)
+    finally:
+        server.stop()
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
