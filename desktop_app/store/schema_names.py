@@ -16,6 +16,11 @@ STORED_COLUMNS = """c.id, c.hash, f.path, fc.ordinal, fc.start_line, fc.end_line
 HIT_COLUMNS = """fc.id, fc.chunk_id, fc.scope_id, f.path, f.language, fc.start_line, fc.end_line,
     fc.chunk_type, fc.symbol_name, fc.symbol_type, fc.parent_symbol, c.text, f.sha256, f.mtime_ns,
     f.indexed_at"""
+# The search filter changed_only over `f` (file): the file's content differs from its main scope's copy.
+CHANGED_FROM_PARENT = (
+    "NOT EXISTS (SELECT 1 FROM scope s JOIN file m ON m.scope_id = s.parent_id "
+    "WHERE s.id = f.scope_id AND m.path = f.path AND m.sha256 = f.sha256)"
+)
 NAME_SUFFIX = "_name"  # a model's symbol-name vectors live in <its vector table>_name
 
 

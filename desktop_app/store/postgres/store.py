@@ -46,7 +46,7 @@ from ..rows import (
     SkippedFile,
     StoredChunk,
 )
-from ..schema_names import HIT_COLUMNS, NAME_SUFFIX, STORED_COLUMNS, new_ulid, vector_table_name
+from ..schema_names import CHANGED_FROM_PARENT, HIT_COLUMNS, NAME_SUFFIX, STORED_COLUMNS, new_ulid, vector_table_name
 from .connection import ReadOnlyStore, connect, display_url, store_error
 from .vector_search import PgVectorSearch
 
@@ -548,10 +548,7 @@ class PostgresStore:
             clauses.append("f.id = ANY(%s)")
             args.append(self._files_matching(scope_ids, where.globs))
         if where.changed_only:
-            clauses.append(
-                "NOT EXISTS (SELECT 1 FROM scope s JOIN file m ON m.scope_id = s.parent_id "
-                "WHERE s.id = f.scope_id AND m.path = f.path AND m.sha256 = f.sha256)"
-            )
+            clauses.append(CHANGED_FROM_PARENT)
         for column, values in (
             ("f.language", where.languages),
             ("fc.chunk_type", where.chunk_types),

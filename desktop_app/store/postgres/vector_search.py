@@ -31,12 +31,18 @@ class PgVectorSearch:
         self.model_id = model_id
         self.dims = dims
         self._ids: tuple[Hashable, np.ndarray] | None = None
+        self._tables: dict[bool, str] = {}
         self._allowed: dict[tuple, np.ndarray] = {}
         self._allowed_generation: Hashable = None
 
     def _table(self, names: bool) -> str | None:
-        table = self.store._table(self.model_id, names)
-        return table[0] if table else None
+        """The model's vector table, looked up once it exists (a search asks for it four times)."""
+        if names not in self._tables:
+            table = self.store._table(self.model_id, names)
+            if table is None:
+                return None
+            self._tables[names] = table[0]
+        return self._tables[names]
 
     def refresh(self, budget_s: float | None = None) -> bool:
         return True  # the server is the index: nothing to load

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..rows import HitFilter
+from ..schema_names import CHANGED_FROM_PARENT
 from . import path_globs
 
 
@@ -16,10 +17,7 @@ def filter_sql(where: HitFilter, bulk: bool = False) -> tuple[str, list]:
         clauses.append(f"f.id IN (SELECT id FROM file WHERE {test % 'path'})" if bulk else test % "f.path")
         args.append(path_globs.patterns_argument(where.globs))
     if where.changed_only:
-        clauses.append(
-            "NOT EXISTS (SELECT 1 FROM scope s JOIN file m ON m.scope_id = s.parent_id "
-            "WHERE s.id = f.scope_id AND m.path = f.path AND m.sha256 = f.sha256)"
-        )
+        clauses.append(CHANGED_FROM_PARENT)
     for column, values in (
         ("f.language", where.languages),
         ("fc.chunk_type", where.chunk_types),
