@@ -10,6 +10,8 @@ import argparse
 import json
 import logging
 import os
+import re
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -17,8 +19,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
+from . import shared_settings
+from .agent.client_config import CLIENTS, WHERE, claude_add_line, client_config
 from .cli_messages import explain
 from .desktop_entry import install_for_current_user
+from .editor_command import editor_command, runs_in_terminal
 from .embedding import ModelError
 from .embedding.choice import MODEL_CHOICES
 from .embedding.providers import PREFERENCES
@@ -40,6 +45,7 @@ from .search.request import (
 )
 from .store.errors import StoreError, StoreUnusable
 from .store.location import DEFAULT_EF_SEARCH, StoreLocation, check_store, default_location, move_aside
+from .store.postgres.connection import display_url
 from .store.sqlite.connection import busy_timeout_ms
 from .worker.operations import ChangeNotice
 from .worker.worker import UPDATE, EngineConfig, Worker
@@ -166,6 +172,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", nargs="?", choices=("list", "remove"), default="list")
     p.add_argument("path", nargs="?", type=Path)
     p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser(
+        "mcp",
+        help="serve the index to coding agents and editors over the Model Context Protocol (stdio)",
+        description="Serve search, find_symbol, read_span, index_status and reindex to an MCP client on stdin/"
+        "stdout. The default folder is the indexed one holding the working directory (or --root).",
+    )
+    _add_common(p)
+    p.add_argument("--root", type=Path, help="the folder agents work in (default: the working directory)")
+    p.add_argument(
+        "--print-config",
+        choices=CLIENTS,
+        metavar="CLIENT",
+        help=f"print the snippet that registers this server with CLIENT ({', '.join(CLIENTS)}) and exit",
+    )
+
+    p = sub.add_parser("open", help="open PATH:LINE in the editor chosen in Settings (else $VISUAL or $EDITOR)")
+    p.add_argument("target", help="a file, optionally with :LINE (and :COLUMN), as results print them")
 
     p = sub.add_parser("history", help="recent searches")
     _add_common(p)
@@ -597,7 +621,95 @@ def _iso(ts: float | None) -> str | None:
     return None if ts is None else time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(ts))
 
 
-_COMMANDS = {"index": _cmd_index, "search": _cmd_search, "scopes": _cmd_scopes, "history": _cmd_history}
+# --- agents and editors ----------------------------------------------------------------------------
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    if args.print_config:
+        command = [*_quarry_command(), "mcp", *_store_arguments(args)]
+        print(client_config(args.print_config, command))
+        print(f"quarry: {WHERE[args.print_config]}", file=sys.stderr)
+        if args.print_config == "claude":
+            print(f"quarry:   {claude_add_line(command)}", file=sys.stderr)
+        return 0
+    folder = (args.root or Path.cwd()).expanduser()
+    if not folder.is_dir():
+        raise UsageError(f"--root {folder} is not a folder")
+    from .agent.server import serve  # the MCP SDK loads only for this command
+
+    worker = _worker(args)
+    try:
+        serve(worker, folder)
+    finally:
+        worker.close()
+    return 0
+
+
+def _quarry_command() -> list[str]:
+    """How an MCP client should start this Quarry: the `quarry` script beside this Python, else the module."""
+    script = Path(sys.executable).parent / ("quarry.exe" if os.name == "nt" else "quarry")
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-m", "desktop_app.cli"]
+
+
+def _store_arguments(args: argparse.Namespace) -> list[str]:
+    """The options that make the server use this command's index and model (never a password)."""
+    out = []
+    if args.db:
+        location = StoreLocation.of(args.db)
+        out += ["--db", display_url(args.db) if location.is_team else str(location.file.expanduser().resolve())]
+    if args.model_dir is not None:
+        out += ["--model-dir", str(args.model_dir.expanduser().resolve())]
+    elif args.model != "default":
+        out += ["--model", args.model]
+    return out
+
+
+def _cmd_open(args: argparse.Namespace) -> int:
+    path, line = _file_and_line(args.target)
+    argv = editor_command(path, line, chosen=shared_settings.editor())
+    if argv is None:
+        opener = {"darwin": ["open"], "win32": []}.get(sys.platform, ["xdg-open"])
+        if not opener:
+            os.startfile(path)  # type: ignore[attr-defined]  # Windows only
+        else:
+            subprocess.Popen([*opener, str(path)], start_new_session=True)
+        print(
+            f"quarry: opened {path} with the system's application; choose an editor in Settings (or set $EDITOR) "
+            f"to land on line {line}",
+            file=sys.stderr,
+        )
+        return 0
+    if runs_in_terminal(argv[0]):  # it takes over this terminal until the user quits it
+        return subprocess.call(argv)
+    subprocess.Popen(argv, start_new_session=True)
+    return 0
+
+
+def _file_and_line(target: str) -> tuple[Path, int]:
+    """PATH, PATH:LINE or PATH:LINE:COLUMN (also PATH:START-END, as `quarry search` prints results)."""
+    path, line = target, 1
+    parts = target.split(":")
+    numbers: list[str] = []
+    while len(parts) > 1 and re.fullmatch(r"\d+(-\d+)?", parts[-1]):
+        numbers.insert(0, parts.pop())
+    if numbers and Path(":".join(parts)).is_file():
+        path, line = ":".join(parts), int(numbers[0].split("-")[0])
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise UsageError(f"{path} is not a file")
+    return file.resolve(), max(1, line)
+
+
+_COMMANDS = {
+    "index": _cmd_index,
+    "search": _cmd_search,
+    "scopes": _cmd_scopes,
+    "history": _cmd_history,
+    "mcp": _cmd_mcp,
+    "open": _cmd_open,
+}
 
 if __name__ == "__main__":
     sys.exit(main())

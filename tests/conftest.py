@@ -16,6 +16,8 @@ os.environ["QUARRY_LOG_DIR"] = tempfile.mkdtemp(prefix="quarry-test-logs-")
 # another user (they would otherwise distil it again).
 os.environ["QUARRY_CACHE_DIR"] = tempfile.mkdtemp(prefix="quarry-test-cache-")
 os.chmod(os.environ["QUARRY_CACHE_DIR"], 0o755)
+# Settings shared by the window, `quarry open` and `quarry mcp` (the editor) go to a private folder too.
+os.environ["QUARRY_CONFIG_DIR"] = tempfile.mkdtemp(prefix="quarry-test-config-")
 
 from hypothesis import settings  # noqa: E402
 

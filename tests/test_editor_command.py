@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_app.ui.editor_command import editor_command, line_arguments
+from desktop_app.editor_command import editor_command, line_arguments
 
 
 @pytest.mark.parametrize(

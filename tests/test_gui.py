@@ -19,8 +19,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QThread, QUrl  # noqa: E402
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage  # noqa: E402
-from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox  # noqa: E402
 
+from desktop_app import shared_settings  # noqa: E402
 from desktop_app.app import engine_config  # noqa: E402
 from desktop_app.bridge import EngineBridge  # noqa: E402
 from desktop_app.indexing.progress import Progress  # noqa: E402
@@ -320,6 +321,10 @@ def test_dialogs_open_from_the_keyboard_and_filters_apply(qtbot, window):
     assert settings.model_dir.isEnabled() and settings.browse.isEnabled()
     settings.model.setCurrentIndex(settings.model.findData("fast"))
     assert settings.preferences().model == "fast" and settings.preferences().model_dir is None
+    settings.editor.setText("  subl -w ")
+    assert settings.preferences().editor == "subl -w"
+    folder_label = next(w for w in settings.findChildren(QLabel) if w.text() == "Model &folder")
+    assert folder_label.buddy() is settings.model_dir  # a mnemonic, not a literal "&" on screen
     settings.reject()
 
     search(qtbot, window, "parse")
@@ -478,7 +483,8 @@ def test_settings_persist_between_runs(qtbot, qasync_loop, tmp_path, index_copy,
         qtbot.keyClick(first.search_bar, Qt.Key.Key_2, Qt.KeyboardModifier.AltModifier)
         type_query(qtbot, first, "matrix")
     # Restarts the engine with the fast model (the index is re-embedded with it in the background).
-    run(qtbot, first.apply_preferences(Preferences(8, 256 * 1024, None, "cpu", "fast")))
+    run(qtbot, first.apply_preferences(Preferences(8, 256 * 1024, None, "cpu", "fast", editor="code --wait")))
+    assert shared_settings.editor() == "code --wait"  # where `quarry open` and agents read it too
     assert (first.bridge.config.provider, first.bridge.config.model) == ("cpu", "fast")
     assert first.bridge.config.index_options.selection.max_file_size == 256 * 1024
     first.resize(1180, 740)
@@ -493,6 +499,7 @@ def test_settings_persist_between_runs(qtbot, qasync_loop, tmp_path, index_copy,
         assert second.project == str(mixed_root.resolve())  # the last project, reopened
         assert second.mode == "semantic" and second.mode_actions["semantic"].isChecked()
         assert second.preview.context_lines == 8
+        qtbot.waitUntil(lambda: second.editor == "code --wait")  # read off the UI thread as the window starts
         assert second.height() == 740  # (the offscreen screen is 800 px wide, so only the height survives as is)
         assert second.splitter.sizes()[0] == sizes[0]  # the result list keeps its width; the preview takes the rest
         assert str(mixed_root.resolve()) in settings.recent_projects

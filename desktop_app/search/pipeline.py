@@ -152,6 +152,10 @@ class Searcher:
         assert self.full is not None
         return self.full
 
+    def coverage(self, scope_ids: list[str]) -> Coverage:
+        """How much of these scopes each index stage covers, as a search of them would report it."""
+        return self._coverage_of(scope_ids, refresh_fast=False)[0]
+
     def _coverage_of(self, scope_ids: list[str], refresh_fast: bool) -> tuple[Coverage, np.ndarray]:
         """How much of these scopes each layer holds in memory, and the sorted ids of their chunks lacking a
         vector of the active model (searched through the fast layer); cached until the next write. The fast
@@ -419,5 +423,11 @@ def _result(c: Candidate, root: str) -> SearchResult:
         stage=c.layer or "keyword",
         scope_root=root,
         file_sha256=h.file_sha256,
+        evidence=_evidence(c),
     )
     return result
+
+
+def _evidence(c: Candidate) -> tuple[str, ...]:
+    named = ("name",) if c.exact_symbol else ()
+    return named + (("keyword",) if c.found_keyword else ()) + (("meaning",) if c.found_semantic else ())

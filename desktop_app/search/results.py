@@ -25,6 +25,8 @@ class SearchResult:
     context_end_line: int | None = None
     context: str | None = None
     stale: bool = False  # the file changed on disk since it was indexed
+    # Why it was found, strongest first: "name" (a definition named in the query), "keyword", "meaning".
+    evidence: tuple[str, ...] = ()
     file_sha256: str = field(default="", repr=False)  # content hash at indexing, for the stale check
 
     def to_dict(self, with_context: bool) -> dict:

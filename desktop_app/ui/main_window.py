@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .. import shared_settings
 from ..bridge import DroppedPath, EngineBridge, LiveSearch
 from ..indexing.file_selection import SelectionOptions
 from ..indexing.indexer import IndexStats
@@ -116,6 +117,8 @@ class MainWindow(QMainWindow):
         self.local_location = default_location()
         self._attempted: EngineConfig | None = None  # the configuration start() was last given
         self.question_dialog: QMessageBox | None = None  # open while the window asks (move an index aside?)
+        # The editor chosen in Settings (shared with `quarry open` and agents); read off the UI thread by start().
+        self.editor = ""
 
         self.setWindowTitle("Quarry")
         self.setMinimumSize(*MIN_SIZE)
@@ -284,6 +287,9 @@ class MainWindow(QMainWindow):
 
     # --- engine lifecycle -----------------------------------------------------------------------
 
+    async def _load_editor(self) -> None:
+        self.editor = await asyncio.to_thread(shared_settings.editor)
+
     async def start(self, config: EngineConfig, interactive: bool = True) -> bool:
         """Start the engine, list the projects and load the model in the background. An index file that
         cannot be used is explained in a dialog, which (when `interactive`) offers to move it aside and
@@ -295,6 +301,7 @@ class MainWindow(QMainWindow):
         if assumed:
             self.set_project(assumed)
         self._attempted = config
+        self.spawn(self._load_editor())
         try:
             await self.bridge.start(config)
         except StoreUnusable as exc:
@@ -767,7 +774,7 @@ class MainWindow(QMainWindow):
         else:
             self.show_message("Select a result first (Up/Down from the search bar).", "warning")
             return
-        problem = editor_launcher.open_in_editor(path, line)
+        problem = editor_launcher.open_in_editor(path, line, self.editor)
         if problem:
             self.show_message(problem, "error")
 
@@ -782,6 +789,7 @@ class MainWindow(QMainWindow):
             config.provider if config else self.settings.provider,
             config.model if config else self.settings.model,
             str(config.location) if config and config.location.is_team else self.settings.team_index,
+            self.editor,
         )
         dialog = SettingsDialog(prefs, self)
         dialog.accepted.connect(lambda: self.spawn(self.apply_preferences(dialog.preferences())))
@@ -789,6 +797,9 @@ class MainWindow(QMainWindow):
 
     async def apply_preferences(self, prefs: Preferences) -> None:
         self.preview.context_lines = prefs.context_lines
+        if self._persist and prefs.editor != self.editor:
+            await asyncio.to_thread(shared_settings.set_editor, prefs.editor)
+        self.editor = prefs.editor
         if self._persist:
             self.settings.context_lines = prefs.context_lines
             self.settings.max_file_size = prefs.max_file_size

@@ -3,6 +3,7 @@ execution provider, and a team index to use instead of this computer's own."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,7 @@ class Preferences:
     provider: str
     model: str = "default"  # "default" or "fast" (see embedding.choice)
     team_index: str = ""  # a postgresql:// URL, or "" for this computer's index file
+    editor: str = ""  # the command that opens a file at a line ("" for $VISUAL/$EDITOR or the system's)
 
 
 _MODEL_LABELS = {
@@ -52,6 +54,11 @@ _MODEL_LABELS = {
 
 def _model_choice(prefs: Preferences) -> str:
     return "folder" if prefs.model_dir else prefs.model if prefs.model in _MODEL_LABELS else "default"
+
+
+def _editor_placeholder() -> str:
+    env = os.environ.get("VISUAL", "").strip() or os.environ.get("EDITOR", "").strip()
+    return f"empty: {env} (from the environment)" if env else "empty: the system's application for each file"
 
 
 class SettingsDialog(QDialog):
@@ -87,8 +94,17 @@ class SettingsDialog(QDialog):
         form.addRow("&Context lines in preview", self.context)
         form.addRow("Skip files &larger than", self.max_size)
         form.addRow("&Model", self.model)
-        form.addRow("Model &folder", model_row)
+        folder_label = QLabel("Model &folder")  # a row holding a layout gets no buddy (nor a mnemonic) by itself
+        folder_label.setBuddy(self.model_dir)
+        form.addRow(folder_label, model_row)
         form.addRow("&Execution provider", self.provider)
+        self.editor = QLineEdit(prefs.editor)
+        self.editor.setPlaceholderText(_editor_placeholder())
+        self.editor.setToolTip(
+            "The command that opens a result (Ctrl+Enter), e.g. code, subl, idea or vim. Quarry adds the file "
+            "and line the way that editor takes them. `quarry open PATH:LINE` uses it too."
+        )
+        form.addRow("E&ditor", self.editor)
         self.team_index = QLineEdit(prefs.team_index)
         self.team_index.setPlaceholderText("postgresql://user@host:5432/database (empty: this computer's index)")
         self.team_index.textChanged.connect(self._check_team_index)
@@ -121,6 +137,7 @@ class SettingsDialog(QDialog):
             self.provider.currentData(),
             "default" if choice == "folder" else choice,
             self.team_index.text().strip(),
+            self.editor.text().strip(),
         )
 
     def _check_team_index(self) -> None:

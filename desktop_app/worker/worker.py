@@ -33,7 +33,7 @@ from ..search.pipeline import Searcher
 from ..search.request import SearchError, SearchRequest
 from ..search.results import SearchResponse
 from ..store.location import DEFAULT_EF_SEARCH, StoreLocation, open_store
-from ..store.rows import HistoryEntry, ScopeSummary
+from ..store.rows import HistoryEntry, Hit, HitFilter, Scope, ScopeSummary
 from .dropped_paths import DroppedPath, inspect_dropped
 from .operations import Change, ChangeNotice, Read, Write
 
@@ -330,6 +330,33 @@ class Worker:
             return engine.store.remove_scope(scope.id)
 
         return self.run(Write("remove scope", job, Change.SCOPES | Change.CONTENT, (str(key),)))
+
+    def scope_containing(self, path: Path | str) -> Future[Scope | None]:
+        """The indexed scope whose folder holds `path` (symlinks resolved): the innermost one, so a worktree
+        inside its repository's folder is its own scope."""
+
+        def job(engine: Engine) -> Scope | None:
+            resolved = Path(path).expanduser().resolve()
+            for folder in (resolved, *resolved.parents):
+                scope = engine.store.scope_for_root(folder)
+                if scope is not None:
+                    return scope
+            return None
+
+        return self.run(Read("find scope", job, urgent=True))
+
+    def definitions(
+        self, scope: Scope, name: str, symbol_types: tuple[str, ...] = (), limit: int = 50
+    ) -> Future[list[Hit]]:
+        """Where a symbol called `name` (any case) is defined in `scope`: those spelt as given first, then by
+        path and line."""
+
+        def job(engine: Engine) -> list[Hit]:
+            where = HitFilter(symbol_types=symbol_types)
+            hits = engine.store.hits_for_places(engine.store.symbol_matches([scope.id], [name], limit, where))
+            return sorted(hits, key=lambda h: (h.symbol_name != name, h.path, h.start_line))
+
+        return self.run(Read("find symbol", job, urgent=True))
 
     def history(self, limit: int = 50) -> Future[list[HistoryEntry]]:
         return self.run(Read("search history", lambda e: e.store.history(limit)))

@@ -1,4 +1,5 @@
-"""The command line that opens a file at a line in the user's editor ($VISUAL, then $EDITOR).
+"""The command line that opens a file at a line in the user's editor: the one chosen in Settings (shared by
+the window, `quarry open` and agents), else $VISUAL, then $EDITOR.
 
 Plain Python so it can be tested without Qt; None means "no editor configured, use the system opener".
 """
@@ -60,13 +61,16 @@ _LINE_FLAG = {
     "studio64",
     "fleet",
 }  # --line N file
+_TERMINAL = {"vi", "vim", "nvim", "view", "nano", "pico", "micro", "kak", "joe", "jed", "ne", "mg", "hx", "helix"}
 
 
-def editor_command(path: str | PurePath, line: int, env: Mapping[str, str] | None = None) -> list[str] | None:
-    """argv that opens `path` at `line` in the configured editor, or None when none is configured."""
+def editor_command(
+    path: str | PurePath, line: int, env: Mapping[str, str] | None = None, chosen: str = ""
+) -> list[str] | None:
+    """argv that opens `path` at `line` in the `chosen` editor (a command line, from Settings) or else the
+    environment's, or None when none is configured."""
     env = os.environ if env is None else env
-    for var in ("VISUAL", "EDITOR"):
-        value = env.get(var, "").strip()
+    for value in (chosen.strip(), env.get("VISUAL", "").strip(), env.get("EDITOR", "").strip()):
         if value:
             try:
                 words = shlex.split(value)
@@ -89,6 +93,11 @@ def line_arguments(program: str, path: str, line: int) -> list[str]:
     if name in _LINE_FLAG:
         return ["--line", str(line), path]
     return [path]
+
+
+def runs_in_terminal(program: str) -> bool:
+    """Editors that draw in a terminal: started from the window, they need a terminal window of their own."""
+    return _program_name(program) in _TERMINAL
 
 
 def _program_name(program: str) -> str:

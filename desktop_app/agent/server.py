@@ -1,0 +1,147 @@
+"""`quarry mcp`: AgentTools served over stdio with the official MCP SDK (no protocol code of our own).
+
+The descriptions are what an agent reads to decide when and how to call each tool; they say what each
+returns and what to do next, since an agent cannot ask.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Annotated, Any
+
+# The SDK wraps each request in an OpenTelemetry span; with no exporter configured they go nowhere, and this
+# keeps it so even where the user's environment configures one: nothing leaves the machine.
+os.environ.setdefault("OTEL_SDK_DISABLED", "true")
+
+from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+from mcp_types import CallToolResult, TextContent, ToolAnnotations  # noqa: E402
+from pydantic import Field  # noqa: E402
+
+from ..logs import log_dir  # noqa: E402
+from ..search.request import MODES  # noqa: E402
+from ..worker.worker import Worker  # noqa: E402
+from .tools import MAX_K, AgentTools, ToolFailure  # noqa: E402
+
+_log = logging.getLogger(__name__)
+INSTRUCTIONS = """\
+Quarry searches the indexed repository by meaning and by name, ranked, and stays up to date as files change.
+Use `search` first for "where is X done / how does Y work" questions and for identifiers; use `find_symbol`
+when you know a definition's name; read code with `read_span` (current lines from disk). `index_status`
+says how complete the index is; `reindex` indexes a new folder or catches up. The default folder is the
+indexed repository holding the server's working directory; pass `root` to search another indexed folder.
+"""
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+def build_server(tools: AgentTools) -> MCPServer:
+    server: MCPServer = MCPServer("quarry", instructions=INSTRUCTIONS, log_level="WARNING")
+
+    @server.tool(annotations=_READ_ONLY)
+    async def search(
+        query: Annotated[str, Field(description="What to find: a description in words, or an identifier.")],
+        mode: Annotated[
+            str,
+            Field(
+                description="hybrid (default: meaning and names together), semantic (meaning only) or exact "
+                "(names and keywords only)",
+                json_schema_extra={"enum": list(MODES)},
+            ),
+        ] = "hybrid",
+        k: Annotated[int, Field(description=f"How many results, 1 to {MAX_K}.")] = 10,
+        lang: Annotated[
+            str | None, Field(description="Only this language, lowercase: python, typescript, go, rust, ...")
+        ] = None,
+        path_glob: Annotated[
+            str | None, Field(description="Only paths matching this gitignore-style pattern, e.g. 'src/**/*.ts'.")
+        ] = None,
+        symbol_type: Annotated[
+            str | None, Field(description="Only definitions of this kind: function, method, class, struct, ...")
+        ] = None,
+        changed_only: Annotated[
+            bool, Field(description="In a git worktree: only files that differ from the main checkout.")
+        ] = False,
+        root: Annotated[
+            str | None,
+            Field(description="An indexed folder (or a folder inside one) to search instead of the default."),
+        ] = None,
+    ) -> CallToolResult:
+        """Search the indexed code by meaning and by name. Returns up to k results, best first, each with
+        path, start_line/end_line, symbol and its parent (class), score (0..1), why it was found (name,
+        keyword, meaning) and a snippet of at most 30 lines. Read more of a result with read_span."""
+        return await _call(tools.search(query, mode, k, lang, path_glob, symbol_type, changed_only, root))
+
+    @server.tool(annotations=_READ_ONLY)
+    async def find_symbol(
+        name: Annotated[str, Field(description="The definition's name, any case: parse_config, HttpClient.")],
+        kind: Annotated[
+            str | None, Field(description="Only this kind: function, method, class, struct, interface, ...")
+        ] = None,
+        root: Annotated[str | None, Field(description="An indexed folder instead of the default.")] = None,
+    ) -> CallToolResult:
+        """Find where a function, class, method or other symbol is defined: every definition with that name
+        (exact spelling first), with path, lines, kind, parent and its first lines."""
+        return await _call(tools.find_symbol(name, kind, root))
+
+    @server.tool(annotations=_READ_ONLY)
+    async def read_span(
+        path: Annotated[str, Field(description="A file path, relative to the default folder or absolute.")],
+        start_line: Annotated[int, Field(description="First line, counting from 1.")],
+        end_line: Annotated[int, Field(description="Last line (at most 400 lines are returned per call).")],
+    ) -> CallToolResult:
+        """Read lines of an indexed file as they are on disk now. Only files of indexed folders that the
+        index took in can be read (not ignored or skipped files)."""
+        return await _call(tools.read_span(path, start_line, end_line))
+
+    @server.tool(annotations=_READ_ONLY)
+    async def index_status(
+        root: Annotated[str | None, Field(description="An indexed folder instead of the default.")] = None,
+    ) -> CallToolResult:
+        """How complete and current the index of a folder is: files, chunks, the share of chunks with
+        vectors (coverage: keyword, fast, full), when it was last indexed, whether a run is going, and files
+        changed or deleted since (call reindex to catch up)."""
+        return await _call(tools.index_status(root))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
+    async def reindex(
+        root: Annotated[str, Field(description="The repository folder to index or bring up to date.")],
+        wait_seconds: Annotated[
+            float, Field(description="Wait up to this long (0 to 300) for the run to finish before answering.")
+        ] = 0,
+    ) -> CallToolResult:
+        """Index a folder, or bring its index up to date. Answers at once (or when the run ends, waiting up
+        to wait_seconds) with the state: started, joined (a run was already going) or finished, and progress.
+        Search works while it runs and improves as it goes; call again to see progress."""
+        return await _call(tools.reindex(root, wait_seconds))
+
+    return server
+
+
+async def _call(result: Awaitable[dict[str, Any]]) -> CallToolResult:
+    """The answer as structured content plus the same JSON, compact, as text for clients that read only text
+    (the SDK's default indents it: a quarter more tokens for the agent). A failure is the call's answer,
+    never the server's end: the agent reads what went wrong."""
+    try:
+        answer = await result
+    except ToolFailure as exc:
+        raise ToolError(str(exc)) from exc
+    except Exception as exc:
+        _log.exception("an agent tool failed")
+        raise ToolError(f"Quarry failed ({type(exc).__name__}: {exc}); the details are in {log_dir()}") from exc
+    text = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=answer)
+
+
+def serve(worker: Worker, cwd: Path) -> None:
+    """Serve until the client closes stdin; the default folder is watched for changes from the start."""
+    tools = AgentTools(worker, cwd)
+    scope = worker.scope_containing(cwd).result()
+    if scope is not None:
+        tools.follow(scope.root)
+    worker.warm_up()  # the model and vectors load while the client starts; the first search needs them
+    build_server(tools).run("stdio")

@@ -1,0 +1,384 @@
+"""What Quarry offers coding agents: search, definitions, current lines, index status and re-indexing, over
+one worker, with every answer bounded in size and confined to indexed folders.
+
+Independent of the protocol that carries it (server.py wraps it for MCP), so each tool is plain async
+Python that returns JSON-ready dicts and raises ToolFailure with a message written for the agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable
+from concurrent.futures import Future
+from datetime import datetime, timezone
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..indexing.indexer import IndexingError, IndexStats
+from ..indexing.progress import Progress
+from ..search.request import MODES, SearchError, SearchFilters, SearchRequest
+from ..search.results import SearchResult
+from ..store.errors import StoreError
+from ..store.rows import Hit, Scope
+from ..worker.operations import Read
+from ..worker.worker import Engine, IndexHandle, Worker
+from .error_text import explain
+
+T = TypeVar("T")
+
+MAX_K = 50
+MAX_QUERY_CHARS = 1000
+# A result's snippet: enough to judge it, small enough that ten results stay a few thousand tokens.
+SNIPPET_LINES = 30
+SNIPPET_CHARS = 2000
+MAX_SPAN_LINES = 400
+MAX_SPAN_CHARS = 64_000
+MAX_DEFINITIONS = 50
+STALE_LISTED = 20
+MAX_WAIT_S = 300.0
+
+
+class ToolFailure(Exception):
+    """A tool call that cannot be answered; the message says why and what to call instead."""
+
+
+class _Run:
+    """An index run started by `reindex`, and the newest progress it reported."""
+
+    def __init__(self) -> None:
+        self.handle: IndexHandle | None = None
+        self.progress: Progress | None = None
+
+    def report(self, progress: Progress) -> None:  # on the worker's thread
+        self.progress = progress
+
+    @property
+    def future(self) -> Future:
+        assert self.handle is not None
+        return self.handle.future
+
+
+class AgentTools:
+    """The tools, served from `worker` for an agent working in `cwd` (the default scope is the indexed
+    folder holding it)."""
+
+    def __init__(self, worker: Worker, cwd: Path):
+        self.worker = worker
+        self.cwd = cwd.expanduser().resolve()
+        self._runs: dict[str, _Run] = {}
+        self._watched: set[str] = set()
+
+    # --- search ---------------------------------------------------------------------------------
+
+    async def search(
+        self,
+        query: str,
+        mode: str = "hybrid",
+        k: int = 10,
+        lang: str | None = None,
+        path_glob: str | None = None,
+        symbol_type: str | None = None,
+        changed_only: bool = False,
+        root: str | None = None,
+    ) -> dict[str, Any]:
+        if not query.strip():
+            raise ToolFailure("query is empty: describe the code you want, or give an identifier")
+        if len(query) > MAX_QUERY_CHARS:
+            raise ToolFailure(f"query is {len(query)} characters long; keep it under {MAX_QUERY_CHARS}")
+        if not 1 <= k <= MAX_K:
+            raise ToolFailure(f"k must be between 1 and {MAX_K} (got {k}); page with a narrower query instead")
+        if mode not in MODES:
+            raise ToolFailure(f"mode must be one of {', '.join(MODES)} (got {mode!r})")
+        scope, inside = await self._scope(root)
+        globs = [path_glob] if path_glob else []
+        if root and inside and not globs:  # a folder named inside the indexed one narrows the search to it
+            globs = [f"/{inside}/**"]
+        request = SearchRequest(
+            query=query,
+            roots=(scope.root,),
+            k=k,
+            mode=mode,
+            filters=SearchFilters(
+                languages=(lang,) if lang else (),
+                symbol_types=(symbol_type,) if symbol_type else (),
+                globs=tuple(globs),
+                changed_only=changed_only,
+            ),
+            record_history=False,  # the user's history in the window is theirs, not the agent's
+        )
+        await self._follow_soon(scope.root)
+        response = await self._await(self.worker.search(request))
+        out: dict[str, Any] = {
+            "root": scope.root,
+            "mode": response.effective_mode,
+            "results": [_result(r) for r in response.results],
+            "elapsed_ms": round(response.elapsed_ms, 2),  # the engine's own time, without the protocol's
+        }
+        if response.notice:
+            out["notice"] = response.notice
+        if response.partial:
+            out["notice"] = (out.get("notice", "") + " " if "notice" in out else "") + (
+                "an index run of this folder is still going; results may miss its newest files"
+            )
+        return out
+
+    async def find_symbol(self, name: str, kind: str | None = None, root: str | None = None) -> dict[str, Any]:
+        name = name.strip()
+        if not name:
+            raise ToolFailure("name is empty: give the identifier to look up, e.g. parse_config or HttpClient")
+        if kind is not None and not kind.strip():
+            kind = None
+        scope, _ = await self._scope(root)
+        await self._follow_soon(scope.root)
+        hits = await self._await(
+            self.worker.definitions(scope, name, (kind.strip().lower(),) if kind else (), MAX_DEFINITIONS)
+        )
+        return {
+            "root": scope.root,
+            "definitions": [_definition(h) for h in hits],
+            **({} if hits else {"notice": f"no definition named {name!r}; try search({name!r}) for uses"}),
+        }
+
+    # --- files ----------------------------------------------------------------------------------
+
+    async def read_span(self, path: str, start_line: int, end_line: int) -> dict[str, Any]:
+        if start_line < 1 or end_line < start_line:
+            raise ToolFailure(f"lines {start_line}-{end_line} are not a span: need 1 <= start_line <= end_line")
+        given = Path(path).expanduser()
+        if not given.is_absolute():
+            default = await self._await(self.worker.scope_containing(self.cwd))
+            given = Path(default.root if default else self.cwd) / given
+        resolved = given.resolve()  # a symlink is judged by where it points
+        scope = await self._await(self.worker.scope_containing(resolved))
+        if scope is None:
+            raise ToolFailure(f"{path} is outside every indexed folder; only indexed files can be read")
+        relative = resolved.relative_to(scope.root).as_posix()
+        state = await self._read(lambda e: e.store.file_row(scope.id, relative))
+        if state is None or state.status != "indexed":
+            raise ToolFailure(
+                f"{relative} is not an indexed file of {scope.root} (ignored, skipped or new); "
+                f"call reindex(root={scope.root!r}) if it is new"
+            )
+        text = await asyncio.to_thread(_read_text, resolved)
+        lines = text.splitlines()
+        last = min(end_line, len(lines), start_line + MAX_SPAN_LINES - 1)
+        if start_line > len(lines):
+            raise ToolFailure(f"{relative} has {len(lines)} lines; start_line {start_line} is past its end")
+        body, truncated = _bounded("\n".join(lines[start_line - 1 : last]), MAX_SPAN_CHARS)
+        stat = resolved.stat()
+        return {
+            "path": relative,
+            "root": scope.root,
+            "start_line": start_line,
+            "end_line": last if not truncated else start_line + body.count("\n"),
+            "total_lines": len(lines),
+            "text": body,
+            "truncated": truncated or last < end_line,
+            "changed_since_indexed": (stat.st_size, stat.st_mtime_ns) != (state.size, state.mtime_ns),
+        }
+
+    # --- the index ------------------------------------------------------------------------------
+
+    async def index_status(self, root: str | None = None) -> dict[str, Any]:
+        scope, _ = await self._scope(root)
+
+        def job(engine: Engine) -> tuple[tuple[int, int, int], Any, dict, str | None, bool]:
+            return (
+                engine.store.scope_counts(scope.id),
+                engine.searcher.coverage([scope.id]),
+                engine.store.file_states(scope.id),
+                engine.embedder.model_id if engine.embedder else None,
+                scope.root in engine.indexing_roots,
+            )
+
+        counts, coverage, states, model, indexing = await self._read(job)
+        stale, missing = await asyncio.to_thread(_stale_files, Path(scope.root), states)
+        files, chunks, size = counts
+        run = self._runs.get(scope.root)
+        return {
+            "root": scope.root,
+            "scope_type": scope.type,
+            "files": files,
+            "chunks": chunks,
+            "bytes": size,
+            "coverage": coverage.to_dict(),
+            "model": model,
+            "last_indexed_at": _iso(scope.last_indexed_at),
+            "indexing": indexing or (run is not None and not run.future.done()),
+            "live_updates": scope.root in self._watched,
+            "stale_files": len(stale),
+            "deleted_files": len(missing),
+            "stale_examples": sorted(stale)[:STALE_LISTED] + sorted(missing)[:STALE_LISTED],
+        }
+
+    async def reindex(self, root: str, wait_seconds: float = 0) -> dict[str, Any]:
+        if not 0 <= wait_seconds <= MAX_WAIT_S:
+            raise ToolFailure(f"wait_seconds must be between 0 and {MAX_WAIT_S:.0f} (got {wait_seconds})")
+        folder = Path(root).expanduser()
+        if not folder.is_absolute():
+            folder = self.cwd / folder
+        folder = folder.resolve()
+        if not folder.is_dir():
+            raise ToolFailure(f"{root} is not a folder; give the repository folder to index")
+        key = str(folder)
+        run = self._runs.get(key)
+        joined = run is not None and not run.future.done()
+        if run is None or not joined:
+            run = _Run()
+            run.handle = self.worker.index(folder, run.report)
+            self._runs[key] = run
+            run.future.add_done_callback(partial(self._follow_when_indexed, key))
+        if wait_seconds:
+            await asyncio.wait([asyncio.wrap_future(run.future)], timeout=wait_seconds)
+        if run.future.done():
+            return self._finished(key, run)
+        progress = run.progress
+        return {
+            "root": key,
+            "state": "joined" if joined else "started",
+            "progress": None if progress is None else _progress(progress),
+            "hint": "search works at once and improves as the run goes on; call reindex again to see its progress",
+        }
+
+    def _finished(self, key: str, run: _Run) -> dict[str, Any]:
+        try:
+            stats: IndexStats = run.future.result()
+        except (IndexingError, StoreError, OSError) as exc:
+            raise ToolFailure(f"indexing {key} failed: {explain(exc)}") from exc
+        return {
+            "root": key,
+            "state": "cancelled" if stats.cancelled else "finished",
+            "files": stats.files_indexed,
+            "files_changed": stats.files_changed,
+            "chunks": stats.chunks_total,
+            "chunks_embedded": stats.chunks_embedded,
+            "seconds": round(stats.seconds, 2),
+        }
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    async def _follow_soon(self, root: str) -> None:
+        if root not in self._watched:  # setting up the watches walks the folder: off the event loop
+            await asyncio.to_thread(self.follow, root)
+
+    def _follow_when_indexed(self, root: str, future: Future) -> None:
+        if future.exception() is None:
+            self.follow(root)
+
+    def follow(self, root: str) -> None:
+        """Keep a folder the agent works in up to date with its files, from its first use on."""
+        if root not in self._watched:
+            self._watched.add(root)
+            self.worker.watch(root)
+
+    async def _scope(self, root: str | None) -> tuple[Scope, str]:
+        """The indexed scope `root` (or the working folder) lies in, and the folder inside it ("" for its
+        root)."""
+        folder = Path(root).expanduser() if root else self.cwd
+        if not folder.is_absolute():
+            folder = self.cwd / folder
+        folder = folder.resolve()
+        if root and not folder.exists():
+            raise ToolFailure(f"root {root} does not exist")
+        scope = await self._await(self.worker.scope_containing(folder))
+        if scope is None:
+            where = f"root {root}" if root else f"the working folder {self.cwd}"
+            raise ToolFailure(f"{where} is in no indexed folder; call reindex(root=...) with the repository folder")
+        inside = folder.relative_to(scope.root).as_posix()
+        return scope, "" if inside == "." else inside
+
+    def _read(self, job: Any) -> Awaitable[Any]:
+        return self._await(self.worker.run(Read("agent status", job, urgent=True)))
+
+    async def _await(self, future: Any) -> Any:
+        try:
+            return await asyncio.wrap_future(future)
+        except (SearchError, StoreError, IndexingError, LookupError, OSError) as exc:
+            raise ToolFailure(explain(exc)) from exc
+
+
+def _result(r: SearchResult) -> dict[str, Any]:
+    snippet, cut = _bounded_lines(r.snippet)
+    return {
+        "path": r.path,
+        "start_line": r.start_line,
+        "end_line": r.end_line,
+        "language": r.language,
+        "symbol": r.symbol_name,
+        "symbol_type": r.symbol_type,
+        "parent": r.parent_symbol,
+        "score": round(r.score, 4),
+        "why": list(r.evidence),
+        "snippet": snippet,
+        **({"snippet_truncated": True} if cut else {}),
+    }
+
+
+def _definition(h: Hit) -> dict[str, Any]:
+    snippet, cut = _bounded_lines(h.text, 8)
+    return {
+        "path": h.path,
+        "start_line": h.start_line,
+        "end_line": h.end_line,
+        "language": h.language,
+        "symbol": h.symbol_name,
+        "symbol_type": h.symbol_type,
+        "parent": h.parent_symbol,
+        "snippet": snippet,
+        **({"snippet_truncated": True} if cut else {}),
+    }
+
+
+def _progress(p: Progress) -> dict[str, Any]:
+    return {
+        "phase": p.phase,
+        "stage": p.stage,
+        "files_done": p.files_done,
+        "files_total": p.files_total,
+        "chunks_embedded": p.chunks_embedded,
+        "chunks_total": p.chunks_total,
+        "eta_s": None if p.eta_s is None else round(p.eta_s, 1),
+    }
+
+
+def _bounded_lines(text: str, max_lines: int = SNIPPET_LINES) -> tuple[str, bool]:
+    lines = text.split("\n")
+    body, cut = _bounded("\n".join(lines[:max_lines]), SNIPPET_CHARS)
+    return body, cut or len(lines) > max_lines
+
+
+def _bounded(text: str, limit: int) -> tuple[str, bool]:
+    if len(text) <= limit:
+        return text, False
+    return text[: text.rfind("\n", 0, limit) + 1 or limit].rstrip("\n"), True
+
+
+def _iso(ts: float | None) -> str | None:
+    return None if ts is None else datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise ToolFailure(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _stale_files(root: Path, states: dict) -> tuple[list[str], list[str]]:
+    """Indexed files whose size or modification time differ from the index's (changed), and those gone."""
+    stale, missing = [], []
+    for relative, state in states.items():
+        if state.status != "indexed":
+            continue
+        try:
+            st = os.stat(root / relative)
+        except FileNotFoundError:
+            missing.append(relative)
+            continue
+        except OSError:
+            continue
+        if (st.st_size, st.st_mtime_ns) != (state.size, state.mtime_ns):
+            stale.append(relative)
+    return stale, missing
