@@ -116,12 +116,11 @@ class AgentTools:
             "results": [_result(r) for r in response.results],
             "elapsed_ms": round(response.elapsed_ms, 2),  # the engine's own time, without the protocol's
         }
-        if response.notice:
-            out["notice"] = response.notice
+        notices = [response.notice] if response.notice else []
         if response.partial:
-            out["notice"] = (out.get("notice", "") + " " if "notice" in out else "") + (
-                "an index run of this folder is still going; results may miss its newest files"
-            )
+            notices.append("an index run of this folder is still going; results may miss its newest files")
+        if notices:
+            out["notice"] = " ".join(notices)
         return out
 
     async def find_symbol(self, name: str, kind: str | None = None, root: str | None = None) -> dict[str, Any]:
@@ -161,13 +160,12 @@ class AgentTools:
                 f"{relative} is not an indexed file of {scope.root} (ignored, skipped or new); "
                 f"call reindex(root={scope.root!r}) if it is new"
             )
-        text = await asyncio.to_thread(_read_text, resolved)
+        text, stat = await asyncio.to_thread(_read_text, resolved)
         lines = text.splitlines()
         last = min(end_line, len(lines), start_line + MAX_SPAN_LINES - 1)
         if start_line > len(lines):
             raise ToolFailure(f"{relative} has {len(lines)} lines; start_line {start_line} is past its end")
         body, truncated = _bounded("\n".join(lines[start_line - 1 : last]), MAX_SPAN_CHARS)
-        stat = resolved.stat()
         return {
             "path": relative,
             "root": scope.root,
@@ -359,9 +357,10 @@ def _iso(ts: float | None) -> str | None:
     return None if ts is None else datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: Path) -> tuple[str, os.stat_result]:
+    """The file's text and its stat, read together off the event loop."""
     try:
-        return path.read_bytes().decode("utf-8", errors="replace")
+        return path.read_bytes().decode("utf-8", errors="replace"), path.stat()
     except OSError as exc:
         raise ToolFailure(f"cannot read {path}: {exc.strerror or exc}") from exc
 
