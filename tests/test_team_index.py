@@ -11,6 +11,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -20,6 +22,7 @@ from desktop_app.store.errors import StoreError, StoreUnusable
 from desktop_app.store.location import StoreLocation, open_store
 from desktop_app.store.postgres.connection import display_url, redact
 from desktop_app.store.postgres.store import PostgresStore
+from desktop_app.store.rows import FileState, FileWrite
 from desktop_app.store.sqlite.store import SqliteStore
 
 from .gitrepo import git, init_repo
@@ -135,6 +138,40 @@ def test_two_indexers_at_once_embed_each_chunk_once(team_server, tmp_path):
         assert store.chunks_without_vectors(MODEL) == [] and len(store.vector_ids(MODEL)) == 300
     finally:
         store.close()
+
+
+def test_a_write_that_loses_a_race_for_a_file_row_is_tried_again_and_lands(team_server, tmp_path):
+    """Two indexers writing one file at once: the loser's insert waits on the winner's row, then fails on the
+    unique key once it commits. That transaction is tried again (and deletes the winner's row, which holds the
+    same content), rather than failing the whole run as it did for 1 run in 2 of three indexers."""
+    import psycopg
+
+    url = team_server.new_database()
+    store = PostgresStore(url)
+    scope = store.create_scope(tmp_path)
+    rival = psycopg.connect(url)
+    rival.execute(
+        "INSERT INTO file (scope_id, path, size, mtime_ns, status, indexed_at) VALUES (%s, 'a.py', 1, 1, 'indexed', 0)",
+        (scope.id,),
+    )  # not committed yet: the store's insert of the same path waits for it
+    watcher = psycopg.connect(url, autocommit=True)
+    pool = ThreadPoolExecutor(1)
+    try:
+        written = pool.submit(store.write_batch, scope.id, MODEL, [], [FileWrite("a.py", 2, 2, "sha", "python")])
+        waiting = (
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        )
+        while not watcher.execute(waiting).fetchone()[0]:  # type: ignore[index]
+            assert not written.done(), written.exception()
+            time.sleep(0.05)  # polls the server's state: the store's write is waiting on the rival's row
+        rival.commit()
+        written.result(timeout=120)
+    finally:
+        rival.close()  # also ends the rival's transaction if the loop failed, so the write cannot hang
+        watcher.close()
+        pool.shutdown()
+    assert store.file_row(scope.id, "a.py") == FileState("a.py", 2, 2, "sha", "indexed")
+    store.close()
 
 
 # An indexer whose first vector write waits forever, holding the claims on the chunks it embedded: killed

@@ -235,6 +235,15 @@ def real_vector_recall(args: argparse.Namespace, server: Server) -> dict:
     return out
 
 
+def indexer_stats(proc: subprocess.Popen) -> dict:
+    """One indexer's --json stats; a failed indexer stops the benchmark with its own error line."""
+    out, err = proc.communicate()
+    lines = out.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise SystemExit(f"an indexer failed (exit {proc.returncode}): {err.strip()[-2000:]}")
+    return json.loads(lines[-1])
+
+
 def indexers_side_by_side(args: argparse.Namespace, server: Server) -> list[dict]:
     tree = args.tree or Path(tempfile.mkdtemp(prefix="quarry-team-tree-")) / "tree"
     if args.tree is None:
@@ -251,12 +260,12 @@ def indexers_side_by_side(args: argparse.Namespace, server: Server) -> list[dict
                 [sys.executable, "-m", "desktop_app", "index", str(tree), "--db", url, "--json"],
                 cwd=REPO,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
                 text=True,
             )
             for _ in range(count)
         ]
-        stats = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+        stats = [indexer_stats(p) for p in procs]
         wall = time.perf_counter() - started
         embedded = [s["chunks_embedded"] for s in stats]
         total = stats[0]["chunks_total"]
