@@ -135,7 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     p.add_argument("query", nargs="?", help="what to look for")
     p.add_argument("--queries-file", type=Path, help="run one query per line of this file")
-    p.add_argument("--root", type=Path, action="append", default=[], help="indexed folder to search (repeatable)")
+    p.add_argument(
+        "--root",
+        type=Path,
+        action="append",
+        default=[],
+        help="indexed folder to search (repeatable; default: the indexed folder holding the working directory)",
+    )
     p.add_argument("--all-scopes", action="store_true", help="search every indexed scope")
     p.add_argument("-k", type=int, default=10, help="number of results (1..100)")
     p.add_argument("--mode", default="hybrid", help=f"one of {', '.join(MODES)}")
@@ -447,8 +453,6 @@ class _ProgressPrinter:
 
 def _cmd_search(args: argparse.Namespace) -> int:
     queries = _queries(args)
-    if not args.root and not args.all_scopes:
-        raise UsageError("say which indexed folder to search with --root PATH (or use --all-scopes)")
     if args.root and args.all_scopes:
         raise UsageError("give either --root PATH or --all-scopes, not both")
     filters = SearchFilters(
@@ -463,10 +467,13 @@ def _cmd_search(args: argparse.Namespace) -> int:
     rerank = _weights(CODE_SEARCH_PRESET if args.rerank == "code" else NO_RERANK, args.weights)
     worker = _worker(args)
     try:
+        roots = tuple(str(r) for r in args.root)
+        if not roots and not args.all_scopes:
+            roots = (_root_holding_working_directory(worker),)
         for query in queries:
             request = SearchRequest(
                 query=query,
-                roots=tuple(str(r) for r in args.root),
+                roots=roots,
                 all_scopes=args.all_scopes,
                 k=args.k,
                 mode=args.mode,
@@ -483,6 +490,18 @@ def _cmd_search(args: argparse.Namespace) -> int:
     finally:
         worker.close()
     return 0
+
+
+def _root_holding_working_directory(worker: Worker) -> str:
+    """The indexed folder a search without --root means: the innermost one holding the working directory (a
+    worktree inside its repository's folder is its own), as git finds its repository."""
+    scope = worker.scope_containing(Path.cwd()).result()
+    if scope is None:
+        raise UsageError(
+            f"the working directory {Path.cwd()} is not inside an indexed folder; say which one to search with "
+            "--root PATH (or --all-scopes), or index this one first with `quarry index .`"
+        )
+    return scope.root
 
 
 _WEIGHT_FIELDS = {

@@ -34,17 +34,33 @@ RESULT_FIELDS = {
 }
 
 
-def quarry(*args, env=None, check=None):
+def quarry(*args, env=None, check=None, cwd=None):
     proc = subprocess.run(
         [sys.executable, "-m", "desktop_app", *map(str, args)],
         capture_output=True,
         text=True,
         env={**os.environ, **(env or {})},
         timeout=300,
+        cwd=cwd,
     )
     if check is not None:
         assert proc.returncode == check, proc.stderr
     return proc
+
+
+def test_search_without_root_searches_the_indexed_folder_holding_the_working_directory(
+    mixed_root, index_copy, tmp_path
+):
+    inside = json.loads(
+        quarry("search", "retry http", "--db", index_copy, "--json", cwd=mixed_root / "src", check=0).stdout
+    )
+    given = json.loads(
+        quarry("search", "retry http", "--db", index_copy, "--json", "--root", mixed_root, check=0).stdout
+    )
+    assert inside["results"] and inside["results"] == given["results"]
+    outside = quarry("search", "retry http", "--db", index_copy, cwd=tmp_path)
+    assert outside.returncode == 2 and len(outside.stderr.strip().splitlines()) == 1
+    assert "not inside an indexed folder" in outside.stderr and "--root PATH" in outside.stderr
 
 
 def test_index_json_stats_and_search_json(mixed_root, index_copy):

@@ -104,6 +104,15 @@ def test_filters_apply_and_never_starve_k(searcher, mixed_root):
     for mode in ("exact", "hybrid", "semantic"):
         matrix = run(searcher, mixed_root, "matrix", filters=rust_only, mode=mode, k=20).results
         assert matrix and {r.path for r in matrix} == {"cli/src/matrix.rs"}, mode
+    # Exclusions alone keep everything else, as ripgrep's --glob '!*_test.go' does.
+    for mode in ("exact", "hybrid", "semantic"):
+        everything = {r.path for r in run(searcher, mixed_root, "response status", mode=mode, k=20).results}
+        not_python = run(
+            searcher, mixed_root, "response status", filters=SearchFilters(globs=("!*.py",)), mode=mode, k=20
+        )
+        kept = {r.path for r in not_python.results}
+        assert kept and kept == {p for p in everything if not p.endswith(".py")} | kept, mode
+        assert not any(p.endswith(".py") for p in kept) and any(p.endswith(".py") for p in everything), mode
     funcs = run(searcher, mixed_root, "matrix", filters=SearchFilters(chunk_types=("function",))).results
     assert funcs and all(r.chunk_type == "function" for r in funcs)
     named = run(searcher, mixed_root, "anything", filters=SearchFilters(symbol_names=("transpose",))).results

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from desktop_app.search.pipeline import Searcher
-from desktop_app.search.request import SearchRequest
+from desktop_app.search.request import SearchFilters, SearchRequest
 from desktop_app.store.errors import StoreError, StoreUnusable
 from desktop_app.store.location import StoreLocation, open_store
 from desktop_app.store.postgres.connection import display_url, redact
@@ -60,6 +60,30 @@ def test_the_team_index_answers_as_the_sqlite_store_does(mixed_team_index, mixed
                     assert [r.semantic_score for r in on_team] == pytest.approx(
                         [r.semantic_score for r in on_local], abs=0.02
                     )
+    finally:
+        team.close()
+        local.close()
+
+
+@pytest.mark.parametrize("way", ["exact", "walk"])
+def test_a_filtered_meaning_search_agrees_with_the_sqlite_store_either_way(
+    way, monkeypatch, mixed_team_index, mixed_index, mixed_root, embedder
+):
+    """A restricted vector search scores the allowed chunks exactly or walks the HNSW index and keeps the
+    allowed candidates, by a cost model; both ways find what the SQLite store finds."""
+    from desktop_app.store.postgres import vector_search
+
+    monkeypatch.setattr(vector_search, "WALK_US_PER_CANDIDATE" if way == "exact" else "EXACT_US_PER_CHUNK", 1e9)
+    team, local = PostgresStore(mixed_team_index), SqliteStore(mixed_index[0])
+    try:
+        searchers = Searcher(team, embedder), Searcher(local, embedder)
+        for filters in (SearchFilters(languages=("python",)), SearchFilters(globs=("cli/**", "*.ts"))):
+            for query in QUERIES:
+                request = SearchRequest(
+                    query, roots=(str(mixed_root),), mode="semantic", k=5, filters=filters, record_history=False
+                )
+                on_team, on_local = (s.search(request).results for s in searchers)
+                assert list(map(_identity, on_team)) == list(map(_identity, on_local)), (query, filters)
     finally:
         team.close()
         local.close()

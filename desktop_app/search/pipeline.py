@@ -246,22 +246,21 @@ class Searcher:
         """Candidates by file_chunk id, and whether every retriever returned all it had."""
         by_id: dict[PlaceId, Candidate] = {}
         exhausted = True
-        scan: Future | None = None
+        scans: list[Future] = []
         if query.vector is not None:
             allowed = self._full().index.allowed(scope_ids, where)
-            # The vector scans (ONNX Runtime and numpy, which let go of the GIL) run on their own thread
-            # while this one waits on SQLite for the keyword side: the two overlap on two cores.
-            scan = _scan_pool().submit(self._nearest, query, allowed, fetch)
+            # The vector scans (numpy, which lets go of the GIL, or the team index's server) run on their own
+            # threads while this one waits on the store for the keyword side: they overlap on two cores.
+            scans = [_scan_pool().submit(lookup) for lookup in self._nearest(query, allowed, fetch)]
         try:
             keyword = (
                 self._keyword_side(scope_ids, query.parsed, mode, where, fetch) if mode in ("exact", "hybrid") else None
             )
         except BaseException:
-            if scan is not None:
-                wait([scan])  # the next search must not find this scan still reading the vector index
+            wait(scans)  # the next search must not find these scans still reading the vector index
             raise
-        if scan is not None:
-            nearest = scan.result()
+        if scans:
+            nearest = [scan.result() for scan in scans]
             exhausted &= all(len(found) < fetch for found in nearest[::2])  # the code-vector lists
             chunk_ids = list(dict.fromkeys(cid for found in nearest for cid, _ in found))
             for hit in self.store.hits_for_chunks(scope_ids, chunk_ids, where):
@@ -272,20 +271,25 @@ class Searcher:
             self._fill_similarity(by_id, query)
         return list(by_id.values()), exhausted
 
-    def _nearest(self, query: _Query, allowed: np.ndarray | None, fetch: int) -> list[list[tuple[ChunkId, float]]]:
-        """Nearest chunks by code and by name vectors in the active model's layer, then, among the chunks it
-        does not cover yet, in the fast layer."""
+    def _nearest(
+        self, query: _Query, allowed: np.ndarray | None, fetch: int
+    ) -> list[Callable[[], list[tuple[ChunkId, float]]]]:
+        """The lookups of the nearest chunks, by code and by name vectors in the active model's layer, then,
+        among the chunks it does not cover yet, in the fast layer; each can run on a thread of its own."""
         assert query.vector is not None
         full = self._full().index
-        found = [full.nearest(query.vector, allowed, fetch), full.nearest(query.vector, allowed, fetch, names=True)]
+        lookups: list[Callable[[], list[tuple[ChunkId, float]]]] = [
+            functools.partial(full.nearest, query.vector, allowed, fetch),
+            functools.partial(full.nearest, query.vector, allowed, fetch, True),
+        ]
         if query.fast_vector is not None and self.fast is not None:
             pending = query.uncovered if allowed is None else np.intersect1d(allowed, query.uncovered)
             fast = self.fast.index
-            found += [
-                fast.nearest(query.fast_vector, pending, fetch),
-                fast.nearest(query.fast_vector, pending, fetch, True),
+            lookups += [
+                functools.partial(fast.nearest, query.fast_vector, pending, fetch),
+                functools.partial(fast.nearest, query.fast_vector, pending, fetch, True),
             ]
-        return found
+        return lookups
 
     def _keyword_side(
         self, scope_ids: list[str], parsed: ParsedQuery, mode: str, where: HitFilter, fetch: int
@@ -384,8 +388,10 @@ def _on_full_scale(fast_cosine: float) -> float:
 
 @functools.cache
 def _scan_pool() -> ThreadPoolExecutor:
-    """One thread for the vector scans of every searcher in the process (searches run one at a time)."""
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="quarry-vector-scan")
+    """Two threads for the vector scans of every searcher in the process (searches run one at a time): a
+    search's code and name lookups run side by side. On the team index that is two server processes (two
+    walks of ef_search 100: 26 ms one after the other, 8 ms side by side, 100K chunks)."""
+    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="quarry-vector-scan")
 
 
 def _drop_cross_scope_copies(ranked: list[Candidate]) -> list[Candidate]:

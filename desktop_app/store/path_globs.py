@@ -17,7 +17,12 @@ def patterns_argument(globs: Sequence[str]) -> str:
 
 @lru_cache(maxsize=32)
 def _spec(patterns: str) -> pathspec.GitIgnoreSpec:
-    return pathspec.GitIgnoreSpec.from_lines(patterns.split(_SEPARATOR))
+    lines = patterns.split(_SEPARATOR)
+    if all(line.startswith("!") for line in lines):
+        # Only exclusions ("!*_test.go"): everything but those, as ripgrep reads its globs, rather than
+        # the nothing that gitignore rules give when no pattern takes a file in first.
+        lines = ["*", *lines]
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def path_matches(path: str, patterns: str) -> int:

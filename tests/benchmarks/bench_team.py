@@ -40,14 +40,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_search import ensure_store, exact_nearest, make_queries  # noqa: E402
 from synthetic_corpus import MODEL_ID, ROOT, STDLIB, write_corpus  # noqa: E402
 
-from desktop_app.search.pipeline import Searcher  # noqa: E402
+from desktop_app.search.pipeline import FETCH, Searcher  # noqa: E402
 from desktop_app.store.postgres.store import PostgresStore  # noqa: E402
 from desktop_app.store.postgres.vector_search import PgVectorSearch  # noqa: E402
+from desktop_app.store.rows import NO_FILTER  # noqa: E402
 from desktop_app.store.sqlite.store import SqliteStore  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("email", "json", "http", "asyncio")
 DEFAULT_MODEL = "all-MiniLM-L6-v2-int8"
+COMPLETE = "bench_complete"  # set in a benchmark store once built, so that --reuse keeps it
 
 
 def load_avg() -> str:
@@ -66,18 +68,30 @@ class Server:
             os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="qpg-run-"))
             self.folder = Path(tempfile.mkdtemp(prefix="qpg-bench-", dir="/tmp"))
             self._server = pgserver.get_server(self.folder, cleanup_mode="delete")
-            # Index builds get room to work in memory, as a team's server would be configured.
-            self._server.psql("ALTER SYSTEM SET maintenance_work_mem = '2GB'; SELECT pg_reload_conf();")
+            # Index builds get room to work in memory and the indexes stay in the server's own cache, as a
+            # team's server would be configured (pgserver's default cache is 128 MB).
+            self._server.psql("ALTER SYSTEM SET maintenance_work_mem = '2GB'; ALTER SYSTEM SET shared_buffers = '4GB';")
+            pgserver.pg_ctl(["-w", "restart"], pgdata=self._server.pgdata, user=self._server.system_user)
             self.base = f"postgresql://postgres@/postgres?host={self.folder}"
         else:
             self.base = url
 
-    def new_database(self, name: str) -> str:
+    def new_database(self, name: str, reuse: bool = False) -> tuple[str, bool]:
+        """The URL of a new database, and whether it is an earlier run's complete one kept for reuse."""
         import psycopg
 
+        url = self._url_of(name)
         with psycopg.connect(self.base, autocommit=True) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+            if reuse and exists:
+                with psycopg.connect(url, autocommit=True) as db:
+                    if db.execute(f"SELECT 1 FROM quarry_meta WHERE key = '{COMPLETE}'").fetchone():
+                        return url, True
             conn.execute(f"DROP DATABASE IF EXISTS {name}")
             conn.execute(f"CREATE DATABASE {name}")
+        return url, False
+
+    def _url_of(self, name: str) -> str:
         if self.folder is not None:
             return f"postgresql://postgres@/{name}?host={self.folder}"
         head, _, query = self.base.partition("?")
@@ -110,6 +124,7 @@ def build_team_store(url: str, chunks: int, dims: int) -> dict:
             )
         store._conn.execute("ANALYZE")
         index_s = time.perf_counter() - started
+        store._conn.execute(f"INSERT INTO quarry_meta (key, value) VALUES ('{COMPLETE}', '1')")
     finally:
         store.close()
     return {"rows_s": round(rows_s, 1), "hnsw_build_s": round(index_s, 1)}
@@ -118,8 +133,8 @@ def build_team_store(url: str, chunks: int, dims: int) -> dict:
 def search_side_by_side(args: argparse.Namespace, server: Server, chunks: int) -> dict:
     db = args.cache_dir / f"search-{chunks}-d{args.dims}.db"
     ensure_store(db, chunks, args.dims, rebuild=False)
-    url = server.new_database(f"bench_{chunks}")
-    build = build_team_store(url, chunks, args.dims)
+    url, reused = server.new_database(f"bench_{chunks}_d{args.dims}", reuse=args.reuse)
+    build = {"reused": True} if reused else build_team_store(url, chunks, args.dims)
     requests, vectors = make_queries(args.queries + 1, args.dims, args.seed)
     local, team = SqliteStore(db), PostgresStore(url)
     searchers = {"sqlite": Searcher(local, vectors), "team": Searcher(team, vectors)}
@@ -137,6 +152,7 @@ def search_side_by_side(args: argparse.Namespace, server: Server, chunks: int) -
         out[f"{name}_p50_ms"] = round(float(np.percentile(t, 50)), 2)
         out[f"{name}_p95_ms"] = round(float(np.percentile(t, 95)), 2)
     out["recall_at_10"] = recall_by_ef(local, team, requests[1:], vectors, args.ef)
+    out["filtered_recall_at_10"] = filtered_recall(local, team, requests[1:], vectors)
     out["hnsw_p95_ms_by_ef"] = hnsw_latency_by_ef(team, requests[1:], vectors, args.ef)
     local.close()
     team.close()
@@ -157,6 +173,27 @@ def recall_by_ef(local: SqliteStore, team: PostgresStore, requests, vectors, efs
         out[str(ef)] = round(float(np.mean([len(f & t) / len(t) for f, t in zip(found, truth, strict=True)])), 4)
     team.ef_search = 40
     return out
+
+
+def filtered_recall(local: SqliteStore, team: PostgresStore, requests, vectors) -> float:
+    """Mean recall@10 of the team index's restricted vector search (exact or a walk keeping the allowed
+    candidates, as its cost model picks at the default ef_search) against exact search over the allowed chunks,
+    for the benchmark's filtered queries."""
+    filtered = [r for r in requests if r.filters.hit_filter() != NO_FILTER]
+    search = PgVectorSearch(team, MODEL_ID, 384)
+    scope_ids = [team.scope_for_root(ROOT).id]
+    top_id = int(local.scope_chunk_ids([local.scope_for_root(ROOT).id])[-1]) + 1
+    allowed = [search.allowed(scope_ids, r.filters.hit_filter()) for r in filtered]
+    masks = []
+    for ids in allowed:
+        mask = np.zeros(top_id, dtype=bool)
+        mask[ids] = True
+        masks.append(mask)
+    queries = np.stack([vectors.vectors[r.query] for r in filtered])
+    truth = exact_nearest(local, False, queries, masks, 10)
+    # A search asks its vector side for FETCH (50) candidates, whatever it shows.
+    found = [{cid for cid, _ in search.nearest(q, a, FETCH)[:10]} for q, a in zip(queries, allowed, strict=True)]
+    return round(float(np.mean([len(f & t) / len(t) for f, t in zip(found, truth, strict=True)])), 4)
 
 
 def hnsw_latency_by_ef(team: PostgresStore, requests, vectors, efs: list[int]) -> dict:
@@ -200,7 +237,7 @@ def real_vector_recall(args: argparse.Namespace, server: Server) -> dict:
     corpus = np.stack(list(code.values())).astype(np.float32)
     rng = np.random.default_rng(args.seed)
     queries = np.stack([names[i] for i in rng.choice(len(names), size=min(args.queries, len(names)), replace=False)])
-    url = server.new_database("bench_real")
+    url, _ = server.new_database("bench_real")
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         register_vector(conn)
@@ -251,7 +288,7 @@ def indexers_side_by_side(args: argparse.Namespace, server: Server) -> list[dict
             shutil.copytree(STDLIB / package, tree / package, ignore=shutil.ignore_patterns("__pycache__", "test*"))
     rows = []
     for count in args.indexers:
-        url = server.new_database(f"bench_idx_{count}_{secrets.token_hex(3)}")
+        url, _ = server.new_database(f"bench_idx_{count}_{secrets.token_hex(3)}")
         # The schema first, so that the timed runs start alike.
         PostgresStore(url).close()
         started = time.perf_counter()
@@ -295,6 +332,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--indexers", default="1,2,3")
     ap.add_argument("--tree", type=Path, help="source tree to index (default: stdlib packages)")
     ap.add_argument("--url", help="an existing PostgreSQL server with pgvector (default: start a pgserver)")
+    ap.add_argument("--reuse", action="store_true", help="keep the search stores of an earlier run on --url")
     ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/quarry-bench-search"))
     ap.add_argument("--skip-search", action="store_true")
     ap.add_argument("--skip-index", action="store_true")

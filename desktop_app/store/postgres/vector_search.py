@@ -2,13 +2,23 @@
 
 Unfiltered searches walk the HNSW index with `hnsw.ef_search` candidates (the seed specification's 40 by
 default, `--ef-search` to trade speed for recall). A search restricted to some chunks (a scope in a shared
-index, a language, a glob) is exact when they are few enough to score them all (EXACT_LIMIT), and otherwise
-walks the index with more candidates, since pgvector applies a filter after the index scan and would
-otherwise return fewer than asked for.
+index, a language, a glob) takes whichever of two ways costs less in the server: scoring every allowed chunk
+exactly, or walking the index for enough candidates that, at the allowed share of all chunks, a quarter more
+than asked for are expected to be allowed, and keeping those (pgvector 0.6, which pgserver bundles, filters
+only after its walk, and has no iterative scan). The allowed ids stay in this process; only the exact way
+sends them. The search's code and name lookups each have a connection of their own, so they run side by side.
+
+Measured on 100K chunks of 384 dims (bench_team.py's store, pgserver on two quiet cores): scoring exactly
+costs ~4.5 us a chunk (2,000 chunks 9 ms; every chunk by a sequential scan 43 ms), a walk ~70 us a candidate
+(ef_search 40: 2.2 ms, 400: 20 ms, 1,000: 72 ms). Rejected: the allowed ids as `chunk_id = ANY(...)` in the
+walk's own query, which the planner also chose for exact scoring of large sets: 50,000 ids took 14 ms to
+plan, the walk still stopped after ef_search candidates (19 of 50 results), and without the index the
+list is searched row by row (5.8 s).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING
 
@@ -19,10 +29,13 @@ from ..rows import NO_FILTER, ChunkId, HitFilter
 if TYPE_CHECKING:
     from .store import PostgresStore
 
-# Chunks a restricted search scores exactly: 50,000 cosine distances of 384 dims cost ~15 ms in the server.
-EXACT_LIMIT = 50_000
-# A restricted search through the index asks for this many times more candidates than it keeps.
-FILTERED_EF_FACTOR = 8
+# The cost model that picks a restricted search's way (microseconds, measured as above).
+EXACT_US_PER_CHUNK = 4.5
+WALK_US_PER_CANDIDATE = 70.0
+# A restricted walk expects this many allowed candidates for each one asked for.
+WALK_MARGIN = 1.25
+# pgvector's ceiling for hnsw.ef_search.
+MAX_EF_SEARCH = 1000
 
 
 class PgVectorSearch:
@@ -34,6 +47,8 @@ class PgVectorSearch:
         self._tables: dict[bool, str] = {}
         self._allowed: dict[tuple, np.ndarray] = {}
         self._allowed_generation: Hashable = None
+        self._counts: dict[str, int] = {}
+        self._counts_generation: Hashable = None
 
     def _table(self, names: bool) -> str | None:
         """The model's vector table, looked up once it exists (a search asks for it four times)."""
@@ -78,23 +93,47 @@ class PgVectorSearch:
         if table is None or (allowed is not None and not len(allowed)):
             return []
         vector = np.asarray(query, dtype=np.float32)
-        if allowed is not None and len(allowed) <= EXACT_LIMIT:
-            rows = self.store.execute_read(
-                f"SELECT chunk_id, 1 - (embedding <=> %s) FROM {table} WHERE chunk_id = ANY(%s) "
-                "ORDER BY embedding <=> %s LIMIT %s",
-                (vector, allowed.tolist(), vector, k),
-            )
-            return [(ChunkId(r[0]), float(r[1])) for r in rows]
-        ef = self.store.ef_search if allowed is None else max(self.store.ef_search, k) * FILTERED_EF_FACTOR
-        restrict = "" if allowed is None else "WHERE chunk_id = ANY(%s) "
-        args: list = [vector] + ([] if allowed is None else [allowed.tolist()]) + [vector, k]
-        with self.store.read_transaction() as conn:
-            conn.execute(f"SET LOCAL hnsw.ef_search = {int(max(ef, k))}")
+        if allowed is None:
+            return self._walk(table, vector, max(self.store.ef_search, k), k)
+        share = min(1.0, len(allowed) / max(1, self._vector_count(table)))
+        ef = min(MAX_EF_SEARCH, max(self.store.ef_search, k, math.ceil(WALK_MARGIN * k / share)))
+        if len(allowed) * EXACT_US_PER_CHUNK <= ef * WALK_US_PER_CANDIDATE:
+            return self._exact(table, vector, allowed, k)
+        walked = self._walk(table, vector, ef, ef)
+        ids = np.fromiter((cid for cid, _ in walked), dtype=np.int64, count=len(walked))
+        kept = np.isin(ids, allowed)
+        return [hit for hit, keep in zip(walked, kept, strict=True) if keep][:k]
+
+    def _walk(self, table: str, vector: np.ndarray, ef: int, limit: int) -> list[tuple[ChunkId, float]]:
+        """The `limit` nearest of `ef` candidates from the HNSW index."""
+        with self.store.vector_transaction() as conn:
+            conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
             rows = conn.execute(
-                f"SELECT chunk_id, 1 - (embedding <=> %s) FROM {table} {restrict}ORDER BY embedding <=> %s LIMIT %s",
-                args,
+                f"SELECT chunk_id, 1 - (embedding <=> %s) FROM {table} ORDER BY embedding <=> %s LIMIT %s",
+                (vector, vector, limit),
             ).fetchall()
         return [(ChunkId(r[0]), float(r[1])) for r in rows]
+
+    def _exact(self, table: str, vector: np.ndarray, allowed: np.ndarray, k: int) -> list[tuple[ChunkId, float]]:
+        """The k nearest of the allowed chunks, every one scored (materialized first, so that the planner
+        cannot answer the ORDER BY with the HNSW walk, which would drop allowed chunks beyond its candidates)."""
+        with self.store.vector_transaction() as conn:
+            rows = conn.execute(
+                f"WITH c AS MATERIALIZED (SELECT chunk_id, embedding <=> %s AS d FROM {table} "
+                "WHERE chunk_id = ANY(%s)) SELECT chunk_id, 1 - d FROM c ORDER BY d LIMIT %s",
+                (vector, allowed.tolist(), k),
+            ).fetchall()
+        return [(ChunkId(r[0]), float(r[1])) for r in rows]
+
+    def _vector_count(self, table: str) -> int:
+        """Rows in a vector table, from the server's statistics (no row read), cached until the next write."""
+        generation = self.store.generation
+        if self._counts_generation != generation:
+            self._counts.clear()
+            self._counts_generation = generation
+        if table not in self._counts:
+            self._counts[table] = self.store.row_estimate(table)
+        return self._counts[table]
 
     def similarities(
         self, query: np.ndarray, chunk_ids: Sequence[ChunkId], names: bool = False
