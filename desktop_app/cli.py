@@ -7,6 +7,7 @@ Errors are one line on stderr that says what is wrong and what to do.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import logging
 import os
@@ -53,6 +54,7 @@ from .worker.worker import UPDATE, EngineConfig, Worker
 _log = logging.getLogger(__name__)
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+MAX_HISTORY = 100_000  # `quarry history -n`: more than any store keeps, and an int SQLite takes
 
 
 class _Parser(argparse.ArgumentParser):
@@ -81,7 +83,7 @@ def _add_common(p: argparse.ArgumentParser, top: bool = False) -> None:
     )
     p.add_argument(
         "--model-dir",
-        type=Path,
+        type=_path,
         default=None if top else argparse.SUPPRESS,
         help="a folder with model.onnx, tokenizer.json and quarry-model.json to use instead of the bundled model",
     )
@@ -96,9 +98,9 @@ def _add_common(p: argparse.ArgumentParser, top: bool = False) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="quarry", description="Search a codebase by meaning and by name.")
     _add_common(parser, top=True)
-    parser.add_argument("--root", type=Path, help="(GUI) project folder to open (also `quarry FOLDER`)")
+    parser.add_argument("--root", type=_path, help="(GUI) project folder to open (also `quarry FOLDER`)")
     parser.add_argument("--query", help="(GUI) query to run at start")
-    parser.add_argument("--screenshot", type=Path, help="(GUI) save a PNG of the window and exit")
+    parser.add_argument("--screenshot", type=_path, help="(GUI) save a PNG of the window and exit")
     parser.add_argument(
         "--install-desktop-entry",
         action="store_true",
@@ -108,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("index", help="index a folder (a main scope, or a worktree scope)")
     _add_common(p)
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=_path)
     p.add_argument("--json", action="store_true", help="print a stats object on stdout at the end")
     p.add_argument("--max-file-size", type=int, default=512 * 1024, help="skip files larger than this (bytes)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -134,10 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="search an indexed folder")
     _add_common(p)
     p.add_argument("query", nargs="?", help="what to look for")
-    p.add_argument("--queries-file", type=Path, help="run one query per line of this file")
+    p.add_argument("--queries-file", type=_path, help="run one query per line of this file")
     p.add_argument(
         "--root",
-        type=Path,
+        type=_path,
         action="append",
         default=[],
         help="indexed folder to search (repeatable; default: the indexed folder holding the working directory)",
@@ -176,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("scopes", help="list indexed scopes, or `scopes remove PATH`")
     _add_common(p)
     p.add_argument("action", nargs="?", choices=("list", "remove"), default="list")
-    p.add_argument("path", nargs="?", type=Path)
+    p.add_argument("path", nargs="?", type=_path)
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser(
@@ -186,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
         "stdout. The default folder is the indexed one holding the working directory (or --root).",
     )
     _add_common(p)
-    p.add_argument("--root", type=Path, help="the folder agents work in (default: the working directory)")
+    p.add_argument("--root", type=_path, help="the folder agents work in (default: the working directory)")
     p.add_argument(
         "--print-config",
         choices=CLIENTS,
@@ -204,8 +206,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _path(text: str) -> Path:
+    """A path argument; an empty one (an unset "$VAR") is refused rather than read as the working directory,
+    which `quarry index "$REPO"` would then index whole."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the path is empty (an unset variable?); give the folder or file itself")
+    return Path(text)
+
+
+def _tolerate_narrow_output() -> None:
+    """Text a terminal's encoding cannot show (a path in Cyrillic under PYTHONIOENCODING=ascii) is printed as
+    backslash escapes instead of ending the command with a UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     setup_logging()
+    _tolerate_narrow_output()
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         _require_text(argv)
@@ -617,8 +636,8 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
 
 
 def _cmd_history(args: argparse.Namespace) -> int:
-    if args.n < 1:
-        raise UsageError("-n must be at least 1")
+    if not 1 <= args.n <= MAX_HISTORY:
+        raise UsageError(f"-n must be between 1 and {MAX_HISTORY:,}")
     worker = _worker(args)
     try:
         entries = worker.history(args.n).result()

@@ -113,6 +113,10 @@ def store(mixed_index, tmp_path_factory):
         (["scopes", "list", "{root}"], "takes no PATH"),
         (["index", "{root}/src/cache.py"], "is a file"),
         (["search", "q", "--db", "{root}"], "is a folder"),
+        (["index", ""], "path is empty"),
+        (["search", "q", "--root", " "], "path is empty"),
+        (["history", "-n", "99999999999999999999"], "-n must be between"),
+        (["history", "-n", "0"], "-n must be between"),
     ],
     ids=lambda value: value if isinstance(value, str) else None,
 )
@@ -123,6 +127,19 @@ def test_arguments_are_validated_with_one_line(argv, says, store, mixed_root, ca
     code = cli.main([*args, "--db", str(store.path)] if "--db" not in args else args)
     err = capsys.readouterr().err.strip()
     assert code == cli.EXIT_USAGE and len(err.splitlines()) == 1 and says in err, err
+
+
+def test_text_a_narrow_terminal_cannot_show_is_escaped_not_a_crash(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "greet.py").write_text(
+        'def caf\u00e9_b\u00fcro():\n    """Gr\u00fc\u00dfe aus K\u00f6ln"""\n', encoding="utf-8"
+    )
+    db = tmp_path / "index.db"
+    assert quarry("index", root, "--db", db, "--quiet", "--until", "fast").returncode == 0
+    shown = quarry("search", "Gr\u00fc\u00dfe", "--root", root, "--db", db, env={"PYTHONIOENCODING": "ascii"})
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    assert "caf\\xe9_b\\xfcro" in shown.stdout
 
 
 def test_an_argument_in_another_encoding_is_bad_input(mixed_root, store):

@@ -241,7 +241,7 @@ def test_a_store_locked_by_another_process_is_explained_and_reads_still_work(ind
     assert json.loads(resumed.stdout)["files_changed"] == 1
 
 
-@pytest.mark.parametrize("value", ["soon", "-5"])
+@pytest.mark.parametrize("value", ["soon", "-5", "2147483648"])
 def test_a_bad_busy_timeout_setting_is_bad_input(index_copy, value):
     one_line_error(
         quarry("scopes", "--db", index_copy, env={"QUARRY_BUSY_TIMEOUT_MS": value}), 2, "QUARRY_BUSY_TIMEOUT_MS"

@@ -31,6 +31,7 @@ _T = TypeVar("_T")
 
 BUSY_TIMEOUT_MS = 10_000
 BUSY_TIMEOUT_ENV = "QUARRY_BUSY_TIMEOUT_MS"
+MAX_BUSY_TIMEOUT_MS = 2**31 - 1  # SQLite takes a 32-bit int (about 24 days)
 # Below this much free space a write failure is taken for a full disk: sqlite-vec reports a failed write of
 # its 1.5 MB vector blocks as its own error, hiding SQLite's "database or disk is full".
 LOW_SPACE_BYTES = 16 << 20
@@ -45,8 +46,11 @@ def busy_timeout_ms() -> int:
         value = int(raw)
     except ValueError:
         value = -1
-    if value < 0:
-        raise StoreError(f"{BUSY_TIMEOUT_ENV} must be a whole number of milliseconds (got {raw!r}); fix or unset it")
+    if not 0 <= value <= MAX_BUSY_TIMEOUT_MS:
+        raise StoreError(
+            f"{BUSY_TIMEOUT_ENV} must be a whole number of milliseconds from 0 to {MAX_BUSY_TIMEOUT_MS} "
+            f"(got {raw!r}); fix or unset it"
+        )
     return value
 
 
