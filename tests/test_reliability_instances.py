@@ -11,6 +11,12 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+from desktop_app.store.errors import StoreError
+from desktop_app.store.rows import FileWrite
+from desktop_app.store.sqlite.store import SqliteStore
+
 from .reliability import QUARRY, REPO, check_invariants, write_tree
 
 FILES = 300  # per folder: two write batches each
@@ -140,3 +146,33 @@ def test_an_index_waits_for_a_busy_writer_instead_of_failing(tmp_path, index_cop
         assert writer.wait(timeout=30) == 0
     assert index.returncode == 0, index.stderr
     assert json.loads(index.stdout)["files_indexed"] == 40
+
+
+def test_a_scope_another_process_created_meanwhile_is_shared_not_a_unique_key_failure(tmp_path, mixed_root):
+    """Two first indexes of one folder on a new store: both looked, found no scope, and create it. The second
+    takes the first's scope (it failed with `UNIQUE constraint failed: scope.root` and --rebuild advice 3 times
+    in 10)."""
+    db = tmp_path / "index.db"
+    first, second = SqliteStore(db), SqliteStore(db)
+    try:
+        assert first.scope_for_root(mixed_root) is None and second.scope_for_root(mixed_root) is None
+        made = first.create_scope(mixed_root)
+        assert second.create_scope(mixed_root) == made
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_folder_removed_while_it_is_written_says_so_and_offers_no_rebuild(tmp_path, mixed_root):
+    db = tmp_path / "index.db"
+    indexer, remover = SqliteStore(db), SqliteStore(db)
+    try:
+        scope = indexer.create_scope(mixed_root)
+        remover.remove_scope(scope.id)  # `quarry scopes remove` from another process, mid-index
+        with pytest.raises(StoreError) as caught:
+            indexer.write_batch(scope.id, "m", [], [FileWrite("a.py", 1, 1, "sha", "python")])
+        assert "was removed from it meanwhile" in str(caught.value) and not caught.value.remedies
+        assert remover.list_scopes() == []  # the index is sound and holds nothing of the removed folder
+    finally:
+        indexer.close()
+        remover.close()

@@ -128,6 +128,13 @@ def store_error(exc: apsw.Error, path: Path) -> StoreError:
         )
     if isinstance(exc, apsw.FullError):
         return _full(path)
+    if isinstance(exc, apsw.ConstraintError) and "FOREIGN KEY" in str(exc):
+        # Rows this write refers to went in another process's transaction meanwhile: a folder removed from
+        # the index while it was being indexed. The index is sound; nothing needs rebuilding.
+        return StoreError(
+            f"the folder being written to the index database {path} was removed from it meanwhile (by another "
+            "window or command); index the folder again to add it back"
+        )
     if isinstance(exc, apsw.ReadOnlyError):
         return StoreError(
             f"the index database {path} cannot be written ({exc}); make it and its folder writable",

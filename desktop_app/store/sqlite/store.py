@@ -255,11 +255,17 @@ class SqliteStore:
         return self._scope(rows[0]) if rows else None
 
     def create_scope(self, root: Path | str, type_: str = "main", parent_id: str | None = None) -> Scope:
-        scope = Scope(new_ulid(), type_, str(root), parent_id, time.time(), None)
+        """The folder's scope, created unless another process created it since this one looked (two first
+        indexes of one folder at once then share it instead of one failing on the unique root)."""
         with self._write():
             self._conn.execute(
-                "INSERT INTO scope VALUES (?, ?, ?, ?, ?, ?)",
-                (scope.id, scope.type, scope.root, scope.parent_id, scope.created_at, None),
+                "INSERT INTO scope VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (root) DO NOTHING",
+                (new_ulid(), type_, str(root), parent_id, time.time(), None),
+            )
+        scope = self.scope_for_root(root)
+        if scope is None:
+            raise StoreError(
+                f"the folder {root} was removed from the index database {self.path} as it was being added; add it again"
             )
         return scope
 
