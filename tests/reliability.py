@@ -28,15 +28,20 @@ sys.exit(cli.main(sys.argv[1:]))
 
 
 def quarry(
-    *args, env: dict | None = None, preexec_fn: Callable[[], None] | None = None, timeout: float = 300
+    *args,
+    env: dict | None = None,
+    preexec_fn: Callable[[], None] | None = None,
+    timeout: float = 300,
+    replace_env: bool = False,
 ) -> subprocess.CompletedProcess:
+    """Run the CLI; `env` adds to this process's environment, or with `replace_env` is the whole of it."""
     return subprocess.run(
         [*QUARRY, *map(str, args)],
         capture_output=True,
         text=True,
         cwd=REPO,
         timeout=timeout,
-        env={**os.environ, **(env or {})},
+        env=dict(env or {}) if replace_env else {**os.environ, **(env or {})},
         preexec_fn=preexec_fn,
     )
 
