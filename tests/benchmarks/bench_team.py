@@ -11,12 +11,14 @@ Indexing: a real source tree (the standard library's email, json, http and async
 indexed into a fresh team index by 1, 2 and 3 `quarry index` processes started together; printed are the
 wall time, the chunks each embedded (stage 3, the default model), and the total chunks per second.
 
-Recall on real embeddings (--real-vectors 'GLOB'): the default model's code vectors of existing SQLite stores
-as the corpus and their symbol-name vectors as queries; random unit vectors are HNSW's worst case.
+Recall on real embeddings (--real-vectors 'GLOB', --real-model ID): a model's code vectors of existing SQLite
+stores as the corpus and their symbol-name vectors as queries; random unit vectors are HNSW's worst case (in
+384 dimensions every point is nearly as far as every other, and at 1M chunks a walk finds almost none of the
+true neighbours).
 
 Usage: python tests/benchmarks/bench_team.py [--chunks 100000,1000000] [--queries 200] [--ef 40,100,200]
        [--indexers 1,2,3] [--tree PATH] [--real-vectors GLOB] [--url postgresql://...] [--skip-search]
-       [--skip-index] [--json]
+       [--skip-index] [--real-model ID] [--real-kind code|names] [--reuse] [--json]
 """
 
 from __future__ import annotations
@@ -226,7 +228,7 @@ def real_vector_recall(args: argparse.Namespace, server: Server) -> dict:
     for path in sorted(glob.glob(args.real_vectors)):
         store = SqliteStore(path)
         try:
-            model = store.active_model() or DEFAULT_MODEL
+            model = args.real_model or store.active_model() or DEFAULT_MODEL
             for _, rows in store.iter_vectors(model):
                 for row in rows:
                     code.setdefault(row.tobytes(), row)
@@ -234,9 +236,13 @@ def real_vector_recall(args: argparse.Namespace, server: Server) -> dict:
                 names.extend(rows)
         finally:
             store.close()
-    corpus = np.stack(list(code.values())).astype(np.float32)
     rng = np.random.default_rng(args.seed)
-    queries = np.stack([names[i] for i in rng.choice(len(names), size=min(args.queries, len(names)), replace=False)])
+    picked = rng.choice(len(names), size=min(args.queries, len(names)), replace=False)
+    queries = np.stack([names[i] for i in picked])
+    if args.real_kind == "names":  # the name vectors as the corpus, without the ones asked as queries
+        held_out = set(picked.tolist())
+        code = {v.tobytes(): v for i, v in enumerate(names) if i not in held_out}
+    corpus = np.stack(list(code.values())).astype(np.float32)
     url, _ = server.new_database("bench_real")
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
@@ -337,6 +343,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--skip-search", action="store_true")
     ap.add_argument("--skip-index", action="store_true")
     ap.add_argument("--real-vectors", help="glob of SQLite stores whose real vectors measure HNSW recall")
+    ap.add_argument("--real-model", help="the model whose vectors --real-vectors reads (default: the active one)")
+    ap.add_argument(
+        "--real-kind", choices=("code", "names"), default="code", help="--real-vectors corpus: code or name vectors"
+    )
     ap.add_argument("--json", action="store_true", help="print only JSON lines")
     args = ap.parse_args(argv)
     args.ef = [int(x) for x in args.ef.split(",")]
