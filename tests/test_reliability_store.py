@@ -25,7 +25,15 @@ import pytest
 
 from desktop_app.store.sqlite.connection import move_aside
 
-from .reliability import check_invariants, chunks_without_vectors, one_line_error, quarry, quarry_as_nobody, write_tree
+from .reliability import (
+    QUARRY,
+    check_invariants,
+    chunks_without_vectors,
+    one_line_error,
+    quarry,
+    quarry_as_nobody,
+    write_tree,
+)
 
 PAGE = 4096
 FILES = 300  # one chunk each: two write batches
@@ -246,3 +254,24 @@ def test_a_bad_busy_timeout_setting_is_bad_input(index_copy, value):
     one_line_error(
         quarry("scopes", "--db", index_copy, env={"QUARRY_BUSY_TIMEOUT_MS": value}), 2, "QUARRY_BUSY_TIMEOUT_MS"
     )
+
+
+_NO_OVERRIDE = "-dac_override,-dac_read_search"
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None or os.geteuid() != 0, reason="needs root and setpriv (util-linux)")
+def test_side_files_a_read_only_search_left_do_not_block_writes_once_the_index_is_writable(mixed_root, index_copy):
+    """SQLite makes -wal and -shm with the index file's mode: a search of a 0444 index left a 0444 -shm that
+    refused every later write, even after the user made the index writable again."""
+    root, db = mixed_root, index_copy
+    as_owner = ["setpriv", f"--inh-caps={_NO_OVERRIDE}", f"--bounding-set={_NO_OVERRIDE}", *QUARRY]  # file modes bind
+    db.chmod(0o444)
+    searched = subprocess.run(
+        [*as_owner, "search", "retry", "--root", root, "--db", db], capture_output=True, text=True
+    )
+    assert searched.returncode == 0, searched.stderr
+    db.chmod(0o644)  # the user fixes the permissions
+    indexed = subprocess.run([*as_owner, "index", root, "--db", db, "--quiet"], capture_output=True, text=True)
+    assert indexed.returncode == 0, indexed.stderr
+    for side in (Path(f"{db}-wal"), Path(f"{db}-shm")):
+        assert not side.exists() or side.stat().st_mode & 0o200, side

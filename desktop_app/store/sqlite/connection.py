@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,6 +57,8 @@ def busy_timeout_ms() -> int:
 
 def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connection:
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    if not readonly:
+        _repair_side_files(Path(path))
     timeout = busy_timeout_ms()
     with translate_errors(path):
         conn = apsw.Connection(str(path), flags=flags)
@@ -70,6 +73,23 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
             conn.close()
             raise
     return conn
+
+
+def _repair_side_files(path: Path) -> None:
+    """SQLite creates an index's -wal and -shm files with the index file's mode, so a search of a read-only
+    (0444) index leaves read-only side files, which go on refusing every write after the user has made the
+    index writable again. Side files of ours get the index file's mode back once it is writable."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return  # no index yet, or not ours to look at: opening it says what is wrong
+    if not os.access(path, os.W_OK):
+        return
+    for suffix in ("-wal", "-shm"):
+        side = Path(f"{path}{suffix}")
+        with contextlib.suppress(OSError):  # gone meanwhile, or another user's: the open reports it
+            if side.stat().st_uid == os.geteuid() and not os.access(side, os.W_OK):
+                side.chmod(mode)
 
 
 def query_value(conn: apsw.Connection, kind: type[_T], sql: str, args: apsw.Bindings = ()) -> _T:
