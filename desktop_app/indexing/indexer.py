@@ -147,9 +147,9 @@ class Indexer:
         started = time.monotonic()
         root = Path(root).expanduser()
         if not root.exists():
-            raise IndexingError(f"{root} does not exist; pass the folder you want to index")
+            raise IndexingError(f"{root} does not exist")
         if not root.is_dir():
-            raise IndexingError(f"{root} is a file, not a folder; pass the folder that contains it")
+            raise IndexingError(f"{root} is a file, not a folder: index the folder that contains it")
         root = root.resolve()
         if not encodes_as_utf8(str(root)):
             raise IndexingError(
