@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+import pytest
 
 from desktop_app.store.sqlite.connection import open_connection
 
 REPO = Path(__file__).resolve().parent.parent
 QUARRY = [sys.executable, "-m", "desktop_app"]
 NOBODY = 65534
+# Root without its override of file modes (setpriv, util-linux): the modes of the user's own files bind, as
+# they do for everyone but root.
+_NO_OVERRIDE = "-dac_override,-dac_read_search"
+WITHOUT_OVERRIDE = ["setpriv", f"--inh-caps={_NO_OVERRIDE}", f"--bounding-set={_NO_OVERRIDE}"]
+needs_setpriv = pytest.mark.skipif(
+    shutil.which("setpriv") is None or os.geteuid() != 0, reason="needs root and setpriv (util-linux)"
+)
 # The interpreter may live where 'nobody' cannot read it (here under /root), so the child starts as root,
 # imports everything the command needs (codecs load lazily), and only then drops to 'nobody' to run it.
 _AS_NOBODY = f"""

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 
-import pytest
-
-from .reliability import QUARRY, REPO, quarry
+from .reliability import QUARRY, REPO, WITHOUT_OVERRIDE, needs_setpriv, quarry
 
 
 def test_index_and_search_write_only_into_quarrys_own_folders(tmp_path, mixed_root):
@@ -31,18 +28,20 @@ def test_index_and_search_write_only_into_quarrys_own_folders(tmp_path, mixed_ro
     assert any(home / ".local" / "state" / "quarry" in p.parents for p in written)  # the log went where it should
 
 
-@pytest.mark.skipif(shutil.which("setpriv") is None or os.geteuid() != 0, reason="needs root and setpriv (util-linux)")
+@needs_setpriv
 def test_an_unwritable_home_gets_no_library_warnings(tmp_path, mixed_root, index_copy):
     """With HOME unwritable (root without its override of file modes), ONNX Runtime's telemetry printed a
     coloured 'Failed to persist telemetry device ID' warning; with telemetry off it writes nothing there."""
     home = tmp_path / "home"
     home.mkdir(mode=0o555)
     env = {**os.environ, "HOME": str(home)}
-    drop = "-dac_override,-dac_read_search"
     proc = subprocess.run(
-        ["setpriv", f"--inh-caps={drop}", f"--bounding-set={drop}", *QUARRY, "search", "retry", "--root", mixed_root,
-         "--db", index_copy],
-        capture_output=True, text=True, env=env, cwd=REPO, timeout=300,
-    )  # fmt: skip
+        [*WITHOUT_OVERRIDE, *QUARRY, "search", "retry", "--root", mixed_root, "--db", index_copy],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=300,
+    )
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert list(home.iterdir()) == []

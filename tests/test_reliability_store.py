@@ -27,8 +27,10 @@ from desktop_app.store.sqlite.connection import move_aside
 
 from .reliability import (
     QUARRY,
+    WITHOUT_OVERRIDE,
     check_invariants,
     chunks_without_vectors,
+    needs_setpriv,
     one_line_error,
     quarry,
     quarry_as_nobody,
@@ -256,15 +258,12 @@ def test_a_bad_busy_timeout_setting_is_bad_input(index_copy, value):
     )
 
 
-_NO_OVERRIDE = "-dac_override,-dac_read_search"
-
-
-@pytest.mark.skipif(shutil.which("setpriv") is None or os.geteuid() != 0, reason="needs root and setpriv (util-linux)")
+@needs_setpriv
 def test_side_files_a_read_only_search_left_do_not_block_writes_once_the_index_is_writable(mixed_root, index_copy):
     """SQLite makes -wal and -shm with the index file's mode: a search of a 0444 index left a 0444 -shm that
     refused every later write, even after the user made the index writable again."""
     root, db = mixed_root, index_copy
-    as_owner = ["setpriv", f"--inh-caps={_NO_OVERRIDE}", f"--bounding-set={_NO_OVERRIDE}", *QUARRY]  # file modes bind
+    as_owner = [*WITHOUT_OVERRIDE, *QUARRY]
     db.chmod(0o444)
     searched = subprocess.run(
         [*as_owner, "search", "retry", "--root", root, "--db", db], capture_output=True, text=True

@@ -49,6 +49,7 @@ from ..rows import (
 )
 from ..schema_names import CHANGED_FROM_PARENT, HIT_COLUMNS, NAME_SUFFIX, STORED_COLUMNS, new_ulid, vector_table_name
 from .connection import ReadOnlyStore, connect, display_url, store_error
+from .until_next_write import UntilNextWrite
 from .vector_search import PgVectorSearch
 
 _T = TypeVar("_T")
@@ -97,9 +98,8 @@ class PostgresStore:
         self._vector_conns = threading.local()  # each vector-search thread's connection, opened on first use
         self._vector_opened: list[psycopg.Connection] = []
         self._roots: dict[str, str] = {}  # scope id -> this machine's root for it, as last asked about
-        self._keyword_stats: tuple[int, dict[str, int]] | None = None  # (generation, lexeme -> rows)
-        self._glob_files: dict[tuple[tuple[str, ...], tuple[str, ...]], list[int]] = {}
-        self._glob_files_generation: int | None = None
+        self._keyword_stats: UntilNextWrite[None, dict[str, int]] = UntilNextWrite(lambda: self.generation)
+        self._glob_files: UntilNextWrite[tuple, list[int]] = UntilNextWrite(lambda: self.generation)
 
     # --- plumbing -------------------------------------------------------------------------------
 
@@ -575,16 +575,13 @@ class PostgresStore:
         """Ids of the files in these scopes whose paths the globs match (gitignore rules, as in every store),
         kept until the next write: a search asks once for each of its sides, and each keystroke again (9 ms
         a time for the 10,000 files of 100K chunks)."""
-        generation = self.generation
-        if self._glob_files_generation != generation:
-            self._glob_files.clear()
-            self._glob_files_generation = generation
-        key = (tuple(scope_ids), tuple(globs))
-        if key not in self._glob_files:
+
+        def read() -> list[int]:
             patterns = patterns_argument(globs)
             rows = self._rows("SELECT id, path FROM file WHERE scope_id = ANY(%s)", (list(scope_ids),))
-            self._glob_files[key] = [fid for fid, path in rows if path_matches(path, patterns)]
-        return self._glob_files[key]
+            return [fid for fid, path in rows if path_matches(path, patterns)]
+
+        return self._glob_files.get((tuple(scope_ids), tuple(globs)), read)
 
     def scope_chunk_ids(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray:
         cond, args = self.filter_sql(scope_ids, where)
@@ -650,19 +647,19 @@ class PostgresStore:
         """Estimated keyword rows holding each term, from the server's own statistics of the keywords column
         (its most common lexemes and their frequencies, kept by ANALYZE): no row is read. A term not among
         them is taken to be rare."""
-        generation = self.generation
-        if self._keyword_stats is None or self._keyword_stats[0] != generation:
+
+        def read() -> dict[str, int]:
             rows = self._rows(
                 "SELECT most_common_elems::text::text[], most_common_elem_freqs, "
                 "(SELECT reltuples FROM pg_class WHERE oid = 'file_chunk'::regclass) "
                 "FROM pg_stats WHERE tablename = 'file_chunk' AND attname = 'keywords'"
             )
-            frequent: dict[str, int] = {}
-            if rows and rows[0][0] is not None:
-                elems, freqs, tuples = rows[0]
-                frequent = {e: int(f * max(tuples, 0)) for e, f in zip(elems, freqs, strict=False)}
-            self._keyword_stats = (generation, frequent)
-        frequent = self._keyword_stats[1]
+            if not rows or rows[0][0] is None:
+                return {}
+            elems, freqs, tuples = rows[0]
+            return {e: int(f * max(tuples, 0)) for e, f in zip(elems, freqs, strict=False)}
+
+        frequent = self._keyword_stats.get(None, read)
         return {t: frequent.get(t.lower(), 0) for t in terms}
 
     def symbol_matches(

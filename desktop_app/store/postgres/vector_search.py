@@ -18,13 +18,15 @@ list is searched row by row (5.8 s).
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..rows import NO_FILTER, ChunkId, HitFilter
+from .until_next_write import UntilNextWrite
 
 if TYPE_CHECKING:
     from .store import PostgresStore
@@ -43,12 +45,11 @@ class PgVectorSearch:
         self.store = store
         self.model_id = model_id
         self.dims = dims
-        self._ids: tuple[Hashable, np.ndarray] | None = None
         self._tables: dict[bool, str] = {}
-        self._allowed: dict[tuple, np.ndarray] = {}
-        self._allowed_generation: Hashable = None
-        self._counts: dict[str, int] = {}
-        self._counts_generation: Hashable = None
+        until_next_write = functools.partial(UntilNextWrite, lambda: store.generation)
+        self._ids: UntilNextWrite[None, np.ndarray] = until_next_write()
+        self._allowed: UntilNextWrite[tuple, np.ndarray] = until_next_write()
+        self._counts: UntilNextWrite[str, int] = until_next_write()  # rows by vector table
 
     def _table(self, names: bool) -> str | None:
         """The model's vector table, looked up once it exists (a search asks for it four times)."""
@@ -67,24 +68,14 @@ class PgVectorSearch:
         return 1.0
 
     def ids(self) -> np.ndarray:
-        generation = self.store.generation
-        if self._ids is None or self._ids[0] != generation:
-            self._ids = (generation, self.store.vector_ids(self.model_id))
-        return self._ids[1]
+        return self._ids.get(None, lambda: self.store.vector_ids(self.model_id))
 
     def allowed(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray | None:
         """None when every chunk is allowed (no filter, every scope); else the allowed ids, cached until the
         next write anywhere."""
         if where == NO_FILTER and self.store.covers_all_scopes(scope_ids):
             return None
-        generation = self.store.generation
-        if generation != self._allowed_generation:
-            self._allowed.clear()
-            self._allowed_generation = generation
-        key = (tuple(scope_ids), where)
-        if key not in self._allowed:
-            self._allowed[key] = self.store.scope_chunk_ids(scope_ids, where)
-        return self._allowed[key]
+        return self._allowed.get((tuple(scope_ids), where), lambda: self.store.scope_chunk_ids(scope_ids, where))
 
     def nearest(
         self, query: np.ndarray, allowed: np.ndarray | None, k: int, names: bool = False
@@ -127,13 +118,7 @@ class PgVectorSearch:
 
     def _vector_count(self, table: str) -> int:
         """Rows in a vector table, from the server's statistics (no row read), cached until the next write."""
-        generation = self.store.generation
-        if self._counts_generation != generation:
-            self._counts.clear()
-            self._counts_generation = generation
-        if table not in self._counts:
-            self._counts[table] = self.store.row_estimate(table)
-        return self._counts[table]
+        return self._counts.get(table, lambda: self.store.row_estimate(table))
 
     def similarities(
         self, query: np.ndarray, chunk_ids: Sequence[ChunkId], names: bool = False
