@@ -84,7 +84,7 @@ def engine_config(args: argparse.Namespace, settings: AppSettings) -> EngineConf
     explicit = args.db or os.environ.get("QUARRY_DB")
     return EngineConfig(
         local_location(args) if explicit or not settings.team_index else StoreLocation.of(settings.team_index),
-        model=args.model if args.model != "default" else settings.model,
+        model=args.model if args.model is not None else settings.model,
         model_dir=args.model_dir or settings.model_dir,
         provider=provider,
         index_options=IndexOptions(selection=SelectionOptions(max_file_size=settings.max_file_size)),

@@ -78,14 +78,16 @@ def _add_common(p: argparse.ArgumentParser, top: bool = False) -> None:
     p.add_argument(
         "--model",
         choices=MODEL_CHOICES,
-        default="default" if top else argparse.SUPPRESS,
-        help="the bundled contextual model (default), or its fast static distillation for slow machines",
+        default=None if top else argparse.SUPPRESS,
+        help="switch the index to the bundled contextual model (what a new index uses) or to its fast static "
+        "distillation for slow machines (default: the model the index was made with)",
     )
     p.add_argument(
         "--model-dir",
         type=_path,
         default=None if top else argparse.SUPPRESS,
-        help="a folder with model.onnx, tokenizer.json and quarry-model.json to use instead of the bundled model",
+        help="switch the index to the model in this folder (model.onnx, tokenizer.json and quarry-model.json); "
+        "later runs keep using it",
     )
     p.add_argument(
         "--provider",
@@ -699,7 +701,7 @@ def _store_arguments(args: argparse.Namespace) -> list[str]:
         out += ["--db", display_url(args.db) if location.is_team else str(location.file.expanduser().resolve())]
     if args.model_dir is not None:
         out += ["--model-dir", str(args.model_dir.expanduser().resolve())]
-    elif args.model != "default":
+    elif args.model is not None:
         out += ["--model", args.model]
     return out
 

@@ -43,13 +43,14 @@ def quarry(
     preexec_fn: Callable[[], None] | None = None,
     timeout: float = 300,
     replace_env: bool = False,
+    cwd: Path = REPO,
 ) -> subprocess.CompletedProcess:
     """Run the CLI; `env` adds to this process's environment, or with `replace_env` is the whole of it."""
     return subprocess.run(
         [*QUARRY, *map(str, args)],
         capture_output=True,
         text=True,
-        cwd=REPO,
+        cwd=cwd,
         timeout=timeout,
         env=dict(env or {}) if replace_env else {**os.environ, **(env or {})},
         preexec_fn=preexec_fn,

@@ -316,7 +316,8 @@ def test_dialogs_open_from_the_keyboard_and_filters_apply(qtbot, window):
     qtbot.keyClick(window.search_bar, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
     settings = window.findChild(SettingsDialog)
     assert settings is not None and settings.isVisible()
-    assert settings.model.currentData() == "default" and not settings.model_dir.isEnabled()
+    assert settings.model.currentData() == "index" and not settings.model_dir.isEnabled()
+    assert settings.preferences().model is None  # no switch: the index keeps its own model (issue 15, item 1)
     settings.model.setCurrentIndex(settings.model.findData("folder"))
     assert settings.model_dir.isEnabled() and settings.browse.isEnabled()
     settings.model.setCurrentIndex(settings.model.findData("fast"))
@@ -504,7 +505,7 @@ def test_settings_persist_between_runs(qtbot, qasync_loop, tmp_path, index_copy,
         assert second.splitter.sizes()[0] == sizes[0]  # the result list keeps its width; the preview takes the rest
         assert str(mixed_root.resolve()) in settings.recent_projects
         assert [a.text().split(" ", 1)[1] for a in second.recent_menu.actions()] == settings.recent_projects
-        args = argparse.Namespace(db=None, model="default", model_dir=None, provider="auto")
+        args = argparse.Namespace(db=None, model=None, model_dir=None, provider="auto")
         config = engine_config(args, settings)
         assert (config.provider, config.model, config.index_options.selection.max_file_size) == (
             "cpu",

@@ -105,6 +105,14 @@ class Embedder:
             self._feeds_token_types = "token_type_ids" in inputs
             self.provider_note = note
             self._session = session
+            if not isinstance(width, int):
+                # An output of dynamic width: one short run shows its size (_run checks it) before the store
+                # records the model with the size its quarry-model.json declares.
+                try:
+                    self._embed(["probe"])
+                except ModelError:
+                    self._session = None
+                    raise
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Tokens per text without special tokens or prefixes; uses the tokenizer only."""

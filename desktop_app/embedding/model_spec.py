@@ -67,7 +67,9 @@ _OPTIONAL_KEYS = {"query_prefix": str, "document_prefix": str, "model_sha256": s
 
 def load_model_dir(path: Path) -> ModelSpec:
     """Read a user-chosen model directory holding model.onnx, tokenizer.json and quarry-model.json."""
-    path = Path(path)
+    # Absolute, because the index records where its model came from: a folder given as "models/m" must be
+    # found again by runs started elsewhere.
+    path = Path(path).expanduser().resolve()
     if not path.is_dir():
         raise ModelError(f"Model directory {path} does not exist or is not a directory.")
     for name in (MODEL_FILE, TOKENIZER_FILE, CONFIG_FILE):

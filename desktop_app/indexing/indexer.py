@@ -157,6 +157,10 @@ class Indexer:
                 "rename it, or index a folder inside it"
             )
         stop = should_stop or (lambda: False)
+        # A model is recorded in the store only once it loaded and proved to make vectors of its declared
+        # size: recorded first, a wrong quarry-model.json left its tables behind and its size stuck.
+        if not self.embedder.static and self.store.model_source(self.embedder.model_id) is None:
+            self.embedder.load()
         for model in filter(None, (self.embedder, self.fast)):
             self.store.register_model(model.model_id, model.dims, model.source)
         scope = self.store.scope_for_root(root) or self._new_scope(root)

@@ -26,6 +26,7 @@ def reembed(
 ) -> bool:
     """Give every chunk a vector of `embedder`'s model, then activate it; False when stopped first."""
     stop = should_stop or (lambda: False)
+    embedder.load()  # a model that cannot run fails here, before anything is reported or recorded
     reporter = ProgressReporter(progress, embedder.model_id, task="reembed")
     reporter.update(phase="started")
     filler = VectorFiller(store, embedder, idle, wanted)

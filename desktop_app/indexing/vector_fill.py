@@ -97,6 +97,8 @@ class VectorFiller:
         On a shared store other indexers may be filling in the same model: each batch is claimed first
         (Store.claim_chunks), so a chunk another indexer is embedding is left to it, and at the end this one
         waits for the chunks others still hold, taking over those whose claims run out (a killed indexer's)."""
+        if self.store.model_source(self.embedder.model_id) is None:
+            self.embedder.load()  # before the model is recorded: see Indexer.index
         self.store.register_model(self.embedder.model_id, self.embedder.dims, self.embedder.source)
         model = self.embedder.model_id
         order = self.store.chunks_without_vectors(model, names=self.names_only)

@@ -49,13 +49,14 @@ class AppSettings:
         self.q.setValue("engine/model_dir", str(value) if value else "")
 
     @property
-    def model(self) -> str:
-        value = str(self.q.value("engine/model", "default"))
-        return value if value in MODEL_CHOICES else "default"
+    def model(self) -> str | None:
+        """The model the user switched indexes to, or None to keep each index's own (see EngineConfig.model)."""
+        value = str(self.q.value("engine/model", "") or "")
+        return value if value in MODEL_CHOICES else None
 
     @model.setter
-    def model(self, value: str) -> None:
-        self.q.setValue("engine/model", value if value in MODEL_CHOICES else "default")
+    def model(self, value: str | None) -> None:
+        self.q.setValue("engine/model", value if value in MODEL_CHOICES else "")
 
     @property
     def provider(self) -> str:

@@ -40,12 +40,13 @@ class Preferences:
     max_file_size: int  # bytes
     model_dir: Path | None  # a model folder; used when set, whatever `model` says
     provider: str
-    model: str = "default"  # "default" or "fast" (see embedding.choice)
+    model: str | None = None  # "default" or "fast" (see embedding.choice); None keeps the index's own model
     team_index: str = ""  # a postgresql:// URL, or "" for this computer's index file
     editor: str = ""  # the command that opens a file at a line ("" for $VISUAL/$EDITOR or the system's)
 
 
 _MODEL_LABELS = {
+    "index": "The index's own model (Default for a new index)",
     "default": "Default: all-MiniLM-L6-v2 (best results)",
     "fast": "Fast: its static distillation (for slow machines)",
     "folder": "From a folder…",
@@ -53,7 +54,9 @@ _MODEL_LABELS = {
 
 
 def _model_choice(prefs: Preferences) -> str:
-    return "folder" if prefs.model_dir else prefs.model if prefs.model in _MODEL_LABELS else "default"
+    if prefs.model_dir:
+        return "folder"
+    return prefs.model if prefs.model in _MODEL_LABELS else "index"
 
 
 def _editor_placeholder() -> str:
@@ -135,7 +138,7 @@ class SettingsDialog(QDialog):
             self.max_size.value() * 1024,
             Path(folder).expanduser() if folder else None,
             self.provider.currentData(),
-            "default" if choice == "folder" else choice,
+            None if choice in ("folder", "index") else choice,
             self.team_index.text().strip(),
             self.editor.text().strip(),
         )

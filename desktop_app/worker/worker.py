@@ -62,7 +62,10 @@ REEMBED = "re-embed"  # the configured model differs from the one the index's ve
 @dataclass(frozen=True)
 class EngineConfig:
     store: StoreLocation | Path | str  # where the index lives (a SQLite file's path)
-    model: str = "default"  # "default" (contextual) or "fast" (static); see embedding.choice
+    # A switch of the index's model: "default" (contextual) or "fast" (static), see embedding.choice; None
+    # keeps the model the index was made with (the default model for a new index). Never a side effect of a
+    # run that names no model: a custom model's vectors would be replaced by the default's.
+    model: str | None = None
     model_dir: Path | None = None  # a model folder, instead of `model`
     provider: str = "auto"  # "auto" | "cpu" | "cuda" | "coreml"
     index_options: IndexOptions = field(default_factory=IndexOptions)
@@ -84,11 +87,7 @@ class Engine:
         # model has not reached yet. It ships with Quarry and loads in a fraction of a second.
         self.fast = StaticEmbedder()
         try:
-            self.embedder: TextEmbedder | None = (
-                self.fast
-                if config.model == "fast" and config.model_dir is None
-                else configured_embedder(config.model, config.model_dir, config.provider)
-            )
+            self.embedder: TextEmbedder | None = self._configured_embedder()
         except ModelError as exc:
             self.embedder, self.model_error = None, str(exc)
         self.indexing_roots: set[str] = set()
@@ -96,6 +95,26 @@ class Engine:
         self.wanted = WantedChunks()
         self._idle = idle
         self.searcher = self._searcher_for_active_model()
+
+    def _configured_embedder(self) -> TextEmbedder:
+        """The model the configuration switches to, else the one the index was made with."""
+        config = self.config
+        if config.model_dir is None and config.model is None:
+            active = self.store.active_model()
+            if active is None:
+                return configured_embedder("default", None, config.provider)
+            if active == STATIC_MODEL_ID:
+                return self.fast
+            try:
+                return embedder_for_source(self.store.model_source(active) or "", config.provider)
+            except ModelError as exc:
+                raise ModelError(
+                    f"the index's model {active} cannot be loaded ({exc}); choose its folder again, or switch the "
+                    "index to another model"
+                ) from exc
+        if config.model == "fast" and config.model_dir is None:
+            return self.fast
+        return configured_embedder(config.model or "default", config.model_dir, config.provider)
 
     @property
     def needs_reembed(self) -> bool:

@@ -155,19 +155,29 @@ class PostgresStore:
 
     def register_model(self, model_id: str, dims: int, source: str) -> None:
         rows = self._rows("SELECT dims FROM model WHERE id = %s", (model_id,))
-        if rows:
-            if rows[0][0] != dims:
-                raise StoreError(
-                    f"model {model_id} is recorded with {rows[0][0]} dimensions but produces {dims}; "
-                    "give a changed model a new id in its quarry-model.json"
-                )
+        if rows and rows[0][0] == dims:
             return
         table = vector_table_name(model_id)
 
         def work(conn: psycopg.Connection) -> None:
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (table,))
-            if conn.execute("SELECT 1 FROM model WHERE id = %s", (model_id,)).fetchone():
+            recorded = conn.execute("SELECT dims FROM model WHERE id = %s", (model_id,)).fetchone()
+            if recorded and recorded[0] == dims:
                 return  # another indexer registered it meanwhile
+            if recorded:
+                vectors = any(
+                    conn.execute(f"SELECT 1 FROM {name} LIMIT 1").fetchone() for name in (table, table + NAME_SUFFIX)
+                )
+                if vectors:
+                    raise StoreError(
+                        f"model {model_id} is recorded with {recorded[0]} dimensions but produces {dims}; "
+                        "give a changed model a new id in its quarry-model.json"
+                    )
+                # Recorded with another size and never given a vector (earlier builds recorded a model before
+                # running it): nothing is lost by recording it again.
+                for name in (table, table + NAME_SUFFIX):
+                    conn.execute(f"DROP TABLE {name}")
+                conn.execute("DELETE FROM model WHERE id = %s", (model_id,))
             for name in (table, table + NAME_SUFFIX):
                 conn.execute(
                     f"CREATE TABLE {name} (chunk_id bigint PRIMARY KEY REFERENCES chunk(id) ON DELETE CASCADE, "

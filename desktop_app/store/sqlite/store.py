@@ -114,15 +114,21 @@ class SqliteStore:
         """Create `model_id`'s vec0 tables (chunk vectors, and symbol-name vectors in `<table>_name` with the
         same rowids) on first use; the first model registered becomes the active one."""
         rows = self._rows("SELECT dims FROM model WHERE id = ?", (model_id,))
-        if rows:
-            if rows[0][0] != dims:
-                raise StoreError(
-                    f"model {model_id} is recorded with {rows[0][0]} dimensions but produces {dims}; "
-                    "give a changed model a new id in its quarry-model.json"
-                )
+        if rows and rows[0][0] == dims:
             return
+        if rows and (self.vector_count(model_id) or self.vector_count(model_id, names=True)):
+            raise StoreError(
+                f"model {model_id} is recorded with {rows[0][0]} dimensions but produces {dims}; "
+                "give a changed model a new id in its quarry-model.json"
+            )
         table = vector_table_name(model_id)
         with self._write():
+            if rows:
+                # Recorded with another size and never given a vector (earlier builds recorded a model before
+                # running it): nothing is lost by recording it again.
+                self._conn.execute(f"DROP TABLE {table}")
+                self._conn.execute(f"DROP TABLE {table}{NAME_SUFFIX}")
+                self._conn.execute("DELETE FROM model WHERE id = ?", (model_id,))
             for name in (table, table + NAME_SUFFIX):
                 self._conn.execute(
                     f"CREATE VIRTUAL TABLE {name} USING vec0(embedding float[{int(dims)}] distance_metric=cosine)"
