@@ -49,7 +49,7 @@ from .store.location import DEFAULT_EF_SEARCH, StoreLocation, check_store, defau
 from .store.postgres.connection import display_url
 from .store.sqlite.connection import busy_timeout_ms
 from .worker.operations import ChangeNotice
-from .worker.worker import UPDATE, EngineConfig, Worker
+from .worker.worker import UPDATE, EngineConfig, IndexHandle, Worker
 
 _log = logging.getLogger(__name__)
 EXIT_FAILURE = 1
@@ -291,10 +291,10 @@ def _worker(
     args: argparse.Namespace,
     index_options: IndexOptions | None = None,
     on_change: Callable[[ChangeNotice], None] | None = None,
-    reembed_progress: Callable[[Progress], None] | None = None,
+    reembed: _Reembed | None = None,
 ) -> Worker:
     """The engine for one command. When the configured model differs from the index's, a re-embed is queued
-    first (`reembed_progress` follows it); searches meanwhile use the index's model."""
+    first (`reembed` follows it); searches meanwhile use the index's model."""
     try:
         busy_timeout_ms()
     except StoreError as exc:  # a bad setting is bad input: exit 2, before anything is opened
@@ -320,8 +320,42 @@ def _worker(
     )
     worker = Worker(config, on_change).start()
     if worker.needs_reembed:
-        worker.reembed(reembed_progress)
+        handle = worker.reembed(reembed)
+        if reembed is not None:
+            reembed.handle = handle
     return worker
+
+
+class _Reembed:
+    """A re-embed queued before an index run: its progress goes to the index's printer, and its last
+    snapshot is what the run's stats report of it (it is work of this command too)."""
+
+    def __init__(self, progress: Callable[[Progress], None] | None):
+        self._progress = progress
+        self.last: Progress | None = None
+        self.handle: IndexHandle | None = None
+
+    def __call__(self, p: Progress) -> None:
+        self.last = p
+        if self._progress is not None:
+            self._progress(p)
+
+    def cancel(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+
+    def summary(self) -> dict | None:
+        """What the re-embed did (None if there was none): the model, chunks given its vectors, seconds."""
+        p = self.last
+        if p is None:
+            return None
+        return {
+            "model": p.root,
+            "chunks_embedded": p.chunks_embedded,
+            "chunks_total": p.chunks_total,
+            "seconds": round(p.elapsed_s, 3),
+            "finished": p.phase == "completed",
+        }
 
 
 # --- index ------------------------------------------------------------------------------------
@@ -335,17 +369,19 @@ def _cmd_index(args: argparse.Namespace) -> int:
         _move_aside_if_unusable(_location(args))
     progress = None if args.quiet else _ProgressPrinter()
     updates = _UpdatePrinter(args.json) if args.watch else None
-    worker = _worker(args, options, updates, progress)
+    reembed = _Reembed(progress)
+    worker = _worker(args, options, updates, reembed)
     try:
         handle = worker.index(args.path, progress)
         try:
             stats = handle.result()
         except KeyboardInterrupt:
+            reembed.cancel()
             handle.cancel()
             stats = handle.result()
         if progress:
             progress.done()
-        _print_stats(stats, args.json)
+        _print_stats(stats, args.json, reembed.summary())
         if args.watch and not stats.cancelled:
             _watch(worker, Path(stats.root))
     finally:
@@ -417,10 +453,16 @@ def progress_line(p: Progress) -> str:
     return line
 
 
-def _print_stats(stats, as_json: bool) -> None:
+def _print_stats(stats, as_json: bool, reembedded: dict | None = None) -> None:
     if as_json:
-        print(json.dumps(stats.to_dict()), flush=True)
+        print(json.dumps({**stats.to_dict(), **({"reembedded": reembedded} if reembedded else {})}), flush=True)
     else:
+        if reembedded:
+            print(
+                f"{'re-embedded' if reembedded['finished'] else 're-embed cancelled after'} "
+                f"{reembedded['chunks_embedded']} of {reembedded['chunks_total']} chunks with {reembedded['model']} "
+                f"in {reembedded['seconds']:.1f}s"
+            )
         skipped = ", ".join(f"{n} {r}" for r, n in sorted(stats.skipped.items())) or "none"
         if stats.folders_skipped:
             folders = ", ".join(f"{n} {r}" for r, n in sorted(stats.folders_skipped.items()))

@@ -1,9 +1,13 @@
 """The index keeps the model it was made with: runs that name no model use it, a wrong model folder records
-nothing (issue 15, items 1 and 7). Real `quarry` processes on a real index file."""
+nothing, and a switch reports its work (issue 15, items 1, 2 and 7). Real `quarry` processes on a real index
+file."""
 
 from __future__ import annotations
 
 import json
+import re
+import signal
+import subprocess
 from pathlib import Path
 
 import apsw
@@ -18,7 +22,7 @@ from desktop_app.store.rows import ChunkRef, FileWrite, NewChunk
 from desktop_app.store.sqlite.store import SqliteStore
 
 from .model_dirs import other_model_dir
-from .reliability import quarry
+from .reliability import QUARRY, quarry
 
 CUSTOM = "minilm-passages"  # other_model_dir's id
 
@@ -130,3 +134,34 @@ def test_a_model_recorded_with_the_wrong_size_and_no_vectors_is_recorded_again(r
             store.register_model("m", 768, "/models/m")
     finally:
         store.close()
+
+
+def test_a_model_switch_reports_its_progress_in_chunks_and_its_work_in_the_stats_also_when_resumed(
+    tmp_path, mixed_root, index_copy
+):
+    """A re-embed printed "0/0 files, 0.0/0.0 MB", moved only between batches of 512 chunks, and the stats
+    counted none of it: a resumed run reported `chunks_embedded: 1` after re-embedding 753 chunks."""
+    model = other_model_dir(tmp_path)
+    total = _chunks(index_copy)
+    command = [*QUARRY, "index", mixed_root, "--db", index_copy, "--model-dir", model, "--json"]
+    first = subprocess.Popen(list(map(str, command)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    assert first.stderr is not None
+    for line in first.stderr:
+        lines.append(line)
+        moved = re.search(r"re-embedding with minilm-passages: (\d+)/", line)
+        if moved and int(moved.group(1)) > 0:
+            first.send_signal(signal.SIGINT)  # like Ctrl+C, part-way (or after the end, if it was that quick)
+            break
+    out, err = first.communicate(timeout=300)
+    lines += err.splitlines(keepends=True)
+    reembedding = [line for line in lines if "re-embedding" in line]
+    assert reembedding and all(re.search(r": \d+/\d+ chunks", line) for line in reembedding), reembedding
+    done_first = json.loads(out)["reembedded"]
+    assert done_first["model"] == CUSTOM and done_first["chunks_total"] == total
+
+    second = quarry("index", mixed_root, "--db", index_copy, "--model-dir", model, "--json")
+    assert second.returncode == 0, second.stderr
+    done_second = json.loads(second.stdout).get("reembedded", {"chunks_embedded": 0, "finished": True})
+    assert done_second["finished"] and _models(index_copy)["*"] == CUSTOM
+    assert done_first["chunks_embedded"] + done_second["chunks_embedded"] == total  # all the work, counted once

@@ -39,10 +39,17 @@ class ModelRunner:
         return PendingVectors(len(texts), self.embedder.dims, slices)
 
     def collect(
-        self, pending: PendingVectors, stop: Callable[[], bool], tick: Callable[[], None] = lambda: None
+        self,
+        pending: PendingVectors,
+        stop: Callable[[], bool],
+        tick: Callable[[], None] = lambda: None,
+        done: Callable[[int], None] = lambda texts: None,
     ) -> np.ndarray | None:
-        """Wait for submitted vectors, serving `idle` meanwhile; None (and the rest dropped) when stopped."""
+        """Wait for submitted vectors, serving `idle` meanwhile and telling `done` how many texts have their
+        vectors after each slice (a batch takes seconds on a slow machine: progress moves within it); None
+        (and the rest dropped) when stopped."""
         out = np.zeros((pending.count, pending.dims), dtype=np.float32)
+        finished = 0
         for part, future in pending.slices:
             if stop():
                 pending.cancel()
@@ -54,6 +61,8 @@ class ModelRunner:
                 except FutureTimeout:
                     self._idle()
                     tick()
+            finished += len(part)
+            done(finished)
         return out
 
     def embed(

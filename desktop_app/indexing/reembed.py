@@ -28,7 +28,7 @@ def reembed(
     stop = should_stop or (lambda: False)
     embedder.load()  # a model that cannot run fails here, before anything is reported or recorded
     reporter = ProgressReporter(progress, embedder.model_id, task="reembed")
-    reporter.update(phase="started")
+    reporter.update(phase="started", stage="full")  # a re-embed is stage 3 over every chunk again
     filler = VectorFiller(store, embedder, idle, wanted)
     try:
         reporter.update(phase="in_progress")

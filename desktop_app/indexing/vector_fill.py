@@ -180,10 +180,15 @@ class VectorFiller:
         return _Batch(chunks, not self.names_only, named, sum(min(t + 2, limit) for t in tokens), vectors)
 
     def _finish(self, batch: _Batch, result: FillResult, reporter: ProgressReporter, stop: Callable[[], bool]) -> bool:
-        vectors = self._runner.collect(batch.vectors, stop, reporter.tick)
-        if vectors is None:
-            return False
         count = len(batch.chunks)
+
+        def done(texts: int) -> None:  # a chunk's share of the texts done so far; written at the batch's end
+            reporter.update(chunks_embedded=result.embedded + count * texts // max(1, batch.vectors.count))
+
+        vectors = self._runner.collect(batch.vectors, stop, reporter.tick, done)
+        if vectors is None:
+            reporter.update(chunks_embedded=result.embedded)  # what was written, not what was under way
+            return False
         code = iter(vectors[:count]) if batch.with_code else None
         name_vectors = iter(vectors[count if batch.with_code else 0 :])
         rows: list[VectorRow] = [
