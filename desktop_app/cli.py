@@ -32,8 +32,8 @@ from .errors import UsageError
 from .indexing.file_selection import SelectionOptions
 from .indexing.git_worktrees import is_known_worktree
 from .indexing.indexer import IndexingError, IndexOptions
+from .indexing.path_text import as_latin1, first_non_utf8_name, is_utf8, shown
 from .indexing.progress import STAGES, Progress
-from .indexing.source_reader import encodes_as_utf8
 from .logs import setup_logging
 from .search.request import (
     CODE_SEARCH_PRESET,
@@ -254,13 +254,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _require_text(argv: Sequence[str]) -> None:
     """Arguments the system could not decode (bytes in another encoding, kept as surrogates) can be neither
-    stored nor searched as text."""
+    stored nor searched as text. A path that exists under such a name was not mistyped: its name must change."""
     for arg in argv:
-        if not encodes_as_utf8(arg):
-            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        if is_utf8(arg):
+            continue
+        bad = first_non_utf8_name(arg)
+        if bad is not None and os.path.lexists(arg):
+            escaped = "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in bad)
             raise UsageError(
-                f"the argument '{shown}' is not valid UTF-8 text; set your terminal to UTF-8 and type it again"
+                f"cannot index '{shown(arg)}': the name '{shown(bad)}' is not UTF-8 (its bytes are in another "
+                f"encoding; in Latin-1 it reads '{as_latin1(bad)}') and Quarry keeps paths as UTF-8 text; rename "
+                f"that folder or file, e.g. mv $'{escaped}' '{as_latin1(bad)}' in its parent folder"
             )
+        raise UsageError(
+            f"the argument '{shown(arg)}' is not valid UTF-8 text; set your terminal to UTF-8 and type it again"
+        )
 
 
 def _fail(message: str, code: int) -> int:

@@ -37,7 +37,11 @@ def setup_logging(level: int = logging.INFO) -> Path | None:
             return path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
+        # backslashreplace: a path whose name is not UTF-8 (kept as surrogates) is logged as \udcNN, not
+        # turned into a "--- Logging error ---" traceback on stderr.
+        handler = logging.handlers.RotatingFileHandler(
+            path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", errors="backslashreplace"
+        )
     except OSError:
         return None  # the package's NullHandler keeps records off stderr
     handler.setFormatter(logging.Formatter(_FORMAT))

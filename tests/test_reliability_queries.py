@@ -147,6 +147,22 @@ def test_an_argument_in_another_encoding_is_bad_input(mixed_root, store):
     one_line_error(quarry("search", latin1_query, "--root", mixed_root, "--db", store.path), 2, "not valid UTF-8")
 
 
+def test_a_folder_named_in_another_encoding_is_explained_exactly(tmp_path):
+    """Issue 15, item 9: such a folder got advice that cannot work ("set your terminal to UTF-8"; "index a
+    folder inside it", whose path holds the same name). Each message names the folder, shows its bytes, what
+    it reads as in Latin-1, and that it must be renamed; nothing is written to the log as a traceback."""
+    folder = tmp_path / os.fsdecode("caf\u00e9".encode("latin-1"))
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "a.py").write_text("def brew():\n    pass\n")
+    db = tmp_path / "index.db"
+    for where, cwd in ((folder, tmp_path), (".", folder / "src")):
+        proc = quarry("index", where, "--db", db, "--model", "fast", cwd=cwd)
+        message = one_line_error(proc, 2, "is not UTF-8")
+        assert "caf\\xe9" in message and "caf\u00e9" in message and "rename" in message, message
+        assert "terminal" not in message and "inside it" not in message, message
+    assert "mv $'caf\\xe9' 'caf\u00e9'" in quarry("index", folder, "--db", db).stderr
+
+
 def test_a_20000_character_query_answers_in_every_mode(mixed_root, store):
     """Its speed is a figure of tests/benchmarks/bench_long_query.py, not a timed assertion here."""
     words = random.Random(3).choices(["retry", "http", "cache", "parse", "matrix", "x" * 40, "Ünïcode", "*"], k=5000)

@@ -28,8 +28,9 @@ from .chunking import chunk_file
 from .documents import chunk_of, document_hash, document_header, document_text, keyword_fields
 from .file_selection import Candidate, SelectionOptions, select_files
 from .git_worktrees import main_of_linked_worktree, worktrees
+from .path_text import as_latin1, first_non_utf8_name, is_utf8, shown
 from .progress import STAGES, Progress, ProgressReporter
-from .source_reader import UNREADABLE, VANISHED, SkipFile, encodes_as_utf8, read_source
+from .source_reader import UNREADABLE, VANISHED, SkipFile, read_source
 from .vector_fill import VectorFiller, WantedChunks
 
 # Room in the model's window for the document header (path, symbol line) and special tokens.
@@ -151,10 +152,13 @@ class Indexer:
         if not root.is_dir():
             raise IndexingError(f"{root} is a file, not a folder: index the folder that contains it")
         root = root.resolve()
-        if not encodes_as_utf8(str(root)):
+        bad = first_non_utf8_name(str(root))
+        if bad is not None:
+            # Every path under it holds the same name, so no folder inside it can be indexed either.
             raise IndexingError(
-                f"the folder name {str(root)!r} is not valid text in this system's encoding; "
-                "rename it, or index a folder inside it"
+                f"{shown(str(root))} cannot be indexed: the name '{shown(bad)}' is not UTF-8 (its bytes are in "
+                f"another encoding; in Latin-1 it reads '{as_latin1(bad)}') and the index keeps paths as UTF-8 "
+                "text; rename that folder"
             )
         stop = should_stop or (lambda: False)
         # A model is recorded in the store only once it loaded and proved to make vectors of its declared
@@ -177,7 +181,7 @@ class Indexer:
         reporter.update(phase="analyzing")
 
         selection = select_files(root, self.options.selection, stop)
-        candidates = [c for c in selection.candidates if encodes_as_utf8(c.rel_path)]
+        candidates = [c for c in selection.candidates if is_utf8(c.rel_path)]
         misnamed = len(selection.candidates) - len(candidates)
         states = self.store.file_states(scope.id)
         self._parent_states = self.store.file_states(scope.parent_id) if scope.parent_id else {}
@@ -203,9 +207,7 @@ class Indexer:
             stats.skipped[UNDECODABLE_NAME] = misnamed
             # The name cannot be written as text: shown with the undecodable bytes escaped.
             stats.skipped_paths += [
-                (c.rel_path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"), UNDECODABLE_NAME)
-                for c in selection.candidates
-                if not encodes_as_utf8(c.rel_path)
+                (shown(c.rel_path), UNDECODABLE_NAME) for c in selection.candidates if not is_utf8(c.rel_path)
             ]
         stats.files_skipped = sum(stats.skipped.values())
         reporter.update(phase="started", files_total=len(todo), bytes_total=sum(c.size for c in todo))

@@ -183,13 +183,3 @@ def _looks_binary(sample: bytes) -> bool:
         return True
     controls = len(sample.translate(None, _NON_CONTROL_BYTES))
     return controls > _MAX_CONTROL_RATIO * len(sample)
-
-
-def encodes_as_utf8(text: str) -> bool:
-    """False for text holding bytes the system could not decode (kept as surrogates): a file name or a
-    command-line argument in another encoding, which can be neither stored nor searched as text."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
