@@ -49,7 +49,7 @@ from .store.location import DEFAULT_EF_SEARCH, StoreLocation, check_store, defau
 from .store.postgres.connection import display_url
 from .store.sqlite.connection import busy_timeout_ms
 from .worker.operations import ChangeNotice
-from .worker.worker import UPDATE, EngineConfig, IndexHandle, Worker
+from .worker.worker import FOLDER_BACK, FOLDER_GONE, UPDATE, EngineConfig, IndexHandle, Worker
 
 _log = logging.getLogger(__name__)
 EXIT_FAILURE = 1
@@ -418,12 +418,21 @@ def _move_aside_if_unusable(db: StoreLocation) -> None:
 
 
 class _UpdatePrinter:
-    """`index --watch`: what each update of the watched folder changed, or why it failed."""
+    """`index --watch`: what each update of the watched folder changed, or why it failed; the folder moved
+    away or deleted, and back."""
 
     def __init__(self, as_json: bool):
         self.as_json = as_json
 
     def __call__(self, notice: ChangeNotice) -> None:
+        if notice.operation == FOLDER_GONE:
+            print(
+                f"quarry: {notice.roots[0]} was moved or deleted; its index is kept, waiting for it to come back",
+                file=sys.stderr,
+                flush=True,
+            )
+        elif notice.operation == FOLDER_BACK:
+            print(f"quarry: {notice.roots[0]} is back; indexing it", file=sys.stderr, flush=True)
         if notice.operation != UPDATE:
             return
         result = notice.result

@@ -608,6 +608,31 @@ def test_an_open_project_follows_file_changes(qtbot, qasync_loop, gui_settings, 
     win.bridge.shutdown()
 
 
+def test_an_open_project_moved_away_and_made_again_is_said_and_followed(qtbot, qasync_loop, gui_settings, mixed_copy):
+    root, db = mixed_copy
+    win = open_window(qtbot, gui_settings, db, None)
+    watching: list[str] = []
+    win.watch_started.connect(watching.append)
+    assert run(qtbot, win.open_project(root)) is not None
+    qtbot.waitUntil(lambda: str(root.resolve()) in watching, timeout=30_000)
+    with qtbot.waitSignal(win.message_shown, timeout=30_000, check_params_cb=lambda kind, text: "moved" in text):
+        root.rename(root.with_name("repo.old"))
+    assert win.banner.kind == "warning" and "repo was moved or deleted" in win.banner.text()
+    assert search(qtbot, win, "retry http").results  # its index is kept while it is away
+
+    type_query(qtbot, win, "kestrel cages")
+    with qtbot.waitSignal(win.message_shown, timeout=30_000, check_params_cb=lambda kind, text: "back" in text):
+        root.mkdir()
+        (root / "aviary.py").write_text("def count_kestrel_cages(cages):\n    return len(cages)\n")
+    assert win.banner.kind == "info" and "repo is back" in win.banner.text()
+    qtbot.waitUntil(  # the update of the folder now at its path answers the open search
+        lambda: win.last_response is not None and [r.path for r in win.last_response.results] == ["aviary.py"],
+        timeout=30_000,
+    )
+    win.close()
+    win.bridge.shutdown()
+
+
 # --- the log ------------------------------------------------------------------------------------
 
 

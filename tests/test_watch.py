@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import queue
 import shutil
+import subprocess
 import threading
 import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -13,6 +19,7 @@ from desktop_app.search.request import SearchRequest
 from desktop_app.worker.worker import UPDATE
 
 from .gitrepo import commit_all, git, init_repo
+from .reliability import QUARRY, REPO, quarry
 
 WAIT_S = 30  # generous: CI machines are slow; the measured figure is printed, not asserted
 
@@ -131,3 +138,78 @@ def test_a_branch_switch_of_1000_files_is_coalesced_and_fully_indexed(tmp_path, 
     assert len(runs) <= 10, f"{len(runs)} runs for one checkout: the burst was not coalesced"
     hit = worker.search(SearchRequest("revised", roots=(str(root),), mode="exact", k=1)).result().results
     assert hit and "revised" in hit[0].snippet
+
+
+class _OutputLines:
+    """A process's output lines as they come, read on a thread so that waiting for one can give up."""
+
+    def __init__(self, stream: IO[str]):
+        self.seen: list[str] = []
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self._lines.put(line.rstrip("\n"))
+        self._lines.put(None)  # the process closed its output
+
+    def until(self, wanted: Callable[[str], bool], timeout: float = 120) -> str:
+        """The next line `wanted` accepts; the timeout only guards against a process that never writes it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no such line within {timeout}s; the output so far: {self.seen}") from None
+            if line is None:
+                raise AssertionError(f"the process ended first; its output: {self.seen}")
+            self.seen.append(line)
+            if wanted(line):
+                return line
+
+
+def _found(word: str, root: Path, db: Path) -> list[str]:
+    """The files of `root` a search for `word` finds."""
+    proc = quarry("search", word, "--root", root, "--db", db, "--mode", "exact", "--json")
+    assert proc.returncode == 0, proc.stderr
+    return [hit["path"] for hit in json.loads(proc.stdout)["results"]]
+
+
+@pytest.mark.parametrize("how", ["moved away, made again at once", "deleted, made again later"])
+def test_index_watch_follows_its_folder_moved_away_and_made_again(tmp_path, how):
+    """`quarry index ROOT --watch` kept following the moved directory (inotify watches an inode, and
+    watchdog ignores its IN_MOVE_SELF), so a folder made again at ROOT was never indexed. Now it says the
+    folder went, keeps its index meanwhile, and indexes the folder at ROOT when there is one again."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "billing.py").write_text("def total_heron_fees(items):\n    return sum(items)\n")
+    (root / "shipping.py").write_text("def ship(parcel):\n    return parcel\n")
+    db = tmp_path / "index.db"
+    watch = subprocess.Popen(
+        [*QUARRY, "index", str(root), "--watch", "--model", "fast", "--db", str(db), "--json", "--quiet"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # the stats (stdout) and the watch's news (stderr) in the order written
+        text=True,
+    )
+    output = _OutputLines(watch.stdout)
+    try:
+        output.until(lambda line: line.startswith(f"watching {root}"))
+        if how.startswith("moved"):
+            root.rename(tmp_path / "proj.old")
+        else:
+            shutil.rmtree(root)
+        if how.endswith("later"):
+            output.until(lambda line: f"{root} was moved or deleted" in line)
+            assert _found("heron", root, db) == ["billing.py"]  # the index keeps the folder's files meanwhile
+        root.mkdir()
+        (root / "aviary.py").write_text("def count_kestrel_cages(cages):\n    return len(cages)\n")
+        # The update of the folder now at ROOT, with the new file (one run, or two if the file came after
+        # the folder's new watch was in place).
+        output.until(lambda line: line.startswith("{") and json.loads(line)["files_indexed"] == 1)
+        assert _found("kestrel", root, db) == ["aviary.py"]
+    finally:
+        watch.terminate()
+        watch.wait(timeout=30)
+    assert any(f"quarry: {root} was moved or deleted" in line for line in output.seen), output.seen
+    assert any(f"quarry: {root} is back; indexing it" in line for line in output.seen), output.seen

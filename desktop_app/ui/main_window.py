@@ -56,7 +56,7 @@ from ..store.location import StoreLocation, default_location, move_aside
 from ..store.postgres.connection import display_url
 from ..store.rows import ScopeSummary
 from ..worker.operations import Change, ChangeNotice
-from ..worker.worker import UPDATE, EngineConfig
+from ..worker.worker import FOLDER_BACK, FOLDER_GONE, UPDATE, EngineConfig
 from . import editor_launcher
 from .app_settings import AppSettings
 from .engine_status import EngineStatus
@@ -394,6 +394,14 @@ class MainWindow(QMainWindow):
         task.add_done_callback(self._applying.discard)
 
     async def _apply_change(self, notice: ChangeNotice) -> None:
+        if notice.operation == FOLDER_GONE:
+            self.show_message(
+                f"{Path(notice.roots[0]).name} was moved or deleted ({notice.roots[0]}). Its index is kept and "
+                "searches still work; it is updated again when the folder is back.",
+                "warning",
+            )
+        elif notice.operation == FOLDER_BACK:
+            self.show_message(f"{Path(notice.roots[0]).name} is back; updating its index.")
         if notice.operation == UPDATE and not self._report_update(notice):
             return
         if notice.changes & (Change.SCOPES | Change.CONTENT):

@@ -44,7 +44,7 @@ class Write(Generic[T]):
 
 @dataclass(frozen=True)
 class ChangeNotice:
-    operation: str  # the Write's name
+    operation: str  # the Write's name, or the watcher's FOLDER_GONE / FOLDER_BACK (worker.py)
     changes: Change
     roots: tuple[str, ...]  # () for the whole index
     result: Any = None  # what the operation returned, or the exception it raised

@@ -57,6 +57,9 @@ PRIORITY_WRITE = 2
 # The names of the writes the worker starts by itself.
 UPDATE = "update"  # a watched folder changed on disk
 REEMBED = "re-embed"  # the configured model differs from the one the index's vectors were made with
+# The notices of a watched folder that no write sends (they change nothing in the index).
+FOLDER_GONE = "folder gone"  # moved away or deleted: its index is kept, and no update runs until it is back
+FOLDER_BACK = "folder back"  # a folder is at the watched path again: an update of it follows
 
 
 @dataclass(frozen=True)
@@ -240,8 +243,8 @@ class IndexHandle:
 class Worker:
     """The engine's thread and its queue of named operations.
 
-    `on_change` hears one ChangeNotice after each write, on the worker's threads: a front end hands it over
-    to its own.
+    `on_change` hears one ChangeNotice after each write, and the watcher's FOLDER_GONE and FOLDER_BACK, on the
+    worker's threads: a front end hands it over to its own.
     """
 
     def __init__(self, config: EngineConfig, on_change: Callable[[ChangeNotice], None] | None = None):
@@ -262,6 +265,7 @@ class Worker:
         self._watched: set[str] = set()
         self._auto_jobs: dict[str, IndexHandle] = {}
         self._dirty: set[str] = set()
+        self._away: set[str] = set()  # watched folders not at their path now
 
     def start(self) -> Worker:
         """Start the thread and wait until the store is open; raises what opening it raised."""
@@ -406,11 +410,14 @@ class Worker:
     def watch(self, root: Path | str) -> None:
         """Keep `root`'s index in step with its files: each burst of changes becomes one "update" write
         (coalesced: while one runs for a root, further changes queue exactly one more), announced by its
-        change notice. Returns once the watches are in place."""
+        change notice. When the folder is moved away or deleted a FOLDER_GONE notice says so; when a folder
+        is at its path again, FOLDER_BACK, and an update of that folder. Returns once the watches are in place."""
         key = str(Path(root).expanduser().resolve())
         with self._cond:
             if self._watcher is None:
-                self._watcher = ChangeWatcher(self._changed, ignore=self.config.location.local_files())
+                self._watcher = ChangeWatcher(
+                    self._changed, ignore=self.config.location.local_files(), on_presence=self._presence
+                )
             self._watched.add(key)
         self._watcher.watch(Path(key))
 
@@ -418,14 +425,27 @@ class Worker:
         with self._cond:
             self._watched.discard(root)
             self._dirty.discard(root)
+            self._away.discard(root)
             watcher = self._watcher
         if watcher is not None:
             watcher.unwatch(root)
 
-    def _changed(self, root: str, paths: set[str]) -> None:
+    def _presence(self, root: str, present: bool) -> None:
         with self._cond:
             if root not in self._watched or self._closing:
                 return
+            if present:
+                self._away.discard(root)
+            else:
+                self._away.add(root)
+        self._tell(ChangeNotice(FOLDER_BACK if present else FOLDER_GONE, Change(0), (root,)))
+        if present:
+            self._changed(root, set())  # files may have changed while it was away, or it is another folder
+
+    def _changed(self, root: str, paths: set[str]) -> None:
+        with self._cond:
+            if root not in self._watched or root in self._away or self._closing:
+                return  # an update of a folder that is away would only fail; it runs when it is back
             running = self._auto_jobs.get(root)
             if running is not None and not running.future.done():
                 self._dirty.add(root)  # one more run after the current one sees every change
@@ -446,6 +466,7 @@ class Worker:
             self._closing = True
             watcher, self._watcher = self._watcher, None
             self._watched.clear()
+            self._away.clear()
             for stop in self._stops:
                 stop.set()
             self._cond.notify_all()
@@ -511,9 +532,13 @@ class Worker:
     def _announce(self, operation: Read | Write, result: Any) -> None:
         """One change notice after a write, whatever its outcome (a stopped or failed run keeps its batches),
         sent before its future resolves, so whoever awaits the write hears of the change first."""
-        if isinstance(operation, Write) and self._on_change is not None:
+        if isinstance(operation, Write):
+            self._tell(ChangeNotice(operation.name, operation.changes, operation.roots, result))
+
+    def _tell(self, notice: ChangeNotice) -> None:
+        if self._on_change is not None:
             try:
-                self._on_change(ChangeNotice(operation.name, operation.changes, operation.roots, result))
+                self._on_change(notice)
             except Exception:  # a listener's failure must not fail the write it heard of
                 _log.exception("a change listener failed")
 
