@@ -43,6 +43,7 @@ from .search.request import (
     SearchError,
     SearchFilters,
     SearchRequest,
+    TextOptions,
 )
 from .store.errors import StoreError, StoreUnusable
 from .store.location import DEFAULT_EF_SEARCH, StoreLocation, check_store, default_location, move_aside
@@ -148,7 +149,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--all-scopes", action="store_true", help="search every indexed scope")
     p.add_argument("-k", type=int, default=10, help="number of results (1..100)")
-    p.add_argument("--mode", default="hybrid", help=f"one of {', '.join(MODES)}")
+    p.add_argument(
+        "--mode",
+        default="hybrid",
+        help=f"one of {', '.join(MODES)}; text lists every line holding the query as typed (a literal, or a "
+        "regular expression with --regex), like grep",
+    )
+    p.add_argument("--regex", action="store_true", help="text mode: the query is a regular expression (Python re)")
+    p.add_argument("--case-sensitive", action="store_true", help="text mode: match case (ignored by default)")
+    p.add_argument("--word", action="store_true", help="text mode: whole words only")
     p.add_argument("--lang", action="append", default=[], help="only this language (repeatable)")
     p.add_argument("--glob", action="append", default=[], help="only paths matching this gitignore-style pattern")
     p.add_argument("--chunk-type", action="append", default=[], help="only this chunk type (repeatable)")
@@ -535,6 +544,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
     queries = _queries(args)
     if args.root and args.all_scopes:
         raise UsageError("give either --root PATH or --all-scopes, not both")
+    if (args.regex or args.case_sensitive or args.word) and args.mode != "text":
+        raise UsageError("--regex, --case-sensitive and --word apply to --mode text")
     filters = SearchFilters(
         languages=tuple(args.lang),
         chunk_types=tuple(args.chunk_type),
@@ -561,6 +572,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
                 context=args.context,
                 overlap_threshold=args.overlap,
                 rerank=rerank,
+                text=TextOptions(args.regex, args.case_sensitive, args.word),
             )
             response = worker.search(request).result()
             if args.json:
@@ -633,6 +645,9 @@ def _print_response(response, with_context: bool) -> None:
         print(f"note: {response.notice}")
     if not response.results:
         print(f"no results for {response.query!r}")
+    if response.mode == "text":
+        _print_text_matches(response)
+        return
     for r in response.results:
         symbol = f"  {r.symbol_type} {r.symbol_name}" if r.symbol_name else ""
         print(f"{r.score:.3f} {r.relevance:8} {r.path}:{r.start_line}-{r.end_line}{symbol}")
@@ -644,6 +659,20 @@ def _print_response(response, with_context: bool) -> None:
                     mark = ">" if r.start_line <= n <= r.end_line else " "
                     print(f"  {mark}{n:5} {line}")
     print(f"({len(response.results)} results in {response.elapsed_ms:.1f} ms, {response.effective_mode})")
+
+
+def _print_text_matches(response) -> None:
+    """grep's form: PATH:LINE:COLUMN:LINE TEXT for each match (columns from 1), then the totals."""
+    for r in response.results:
+        for m in r.matches:
+            print(f"{r.path}:{m['line']}:{m['start_col'] + 1}:{m['text']}")
+        if r.match_count > len(r.matches):
+            print(f"{r.path}: {r.match_count - len(r.matches)} more matches")
+    more = response.files_matched - len(response.results)
+    print(
+        f"({response.matches_total} matches in {response.files_matched} files"
+        f"{f', {more} more files not listed (raise -k)' if more > 0 else ''}; {response.elapsed_ms:.1f} ms)"
+    )
 
 
 # --- scopes and history ----------------------------------------------------------------------------

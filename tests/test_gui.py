@@ -274,6 +274,38 @@ def test_preview_shows_the_hit_with_context_and_highlighted_lines(qtbot, window,
     assert more_first == max(1, hit.start_line - n - 10) and more_last >= last
 
 
+def test_text_mode_lists_each_matching_line_and_highlights_the_match_in_the_preview(qtbot, window):
+    """Issue 14, item 1: Alt+4 is text mode; a row per line that holds the text, under its file with a count;
+    the preview marks the match itself; Alt+C / Alt+R switch to case-sensitive and regex matching."""
+    assert not window.text_actions["regex"].isEnabled()  # only text mode reads them
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        qtbot.keyClick(window.search_bar, Qt.Key.Key_4, Qt.KeyboardModifier.AltModifier)
+        type_query(qtbot, window, "policy.attempts")
+    assert window.mode == "text" and window.last_response.mode == "text"
+    file_row = window.tree.model().item(0, 0)
+    assert file_row.text() == "src/http_client.py   (2 matches)"
+    lines = [file_row.child(i, 0).text() for i in range(file_row.rowCount())]
+    assert lines == [
+        "L24   for attempt in range(policy.attempts):",
+        'L33   raise RuntimeError(f"giving up on {url} after {policy.attempts} attempts") from last_error',
+    ]
+    wait_preview(qtbot, window)
+    code = window.preview.code
+    marked = [sel.cursor.selectedText() for sel in code.extraSelections() if sel.cursor.hasSelection()]
+    assert marked == ["policy.attempts"]
+
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        qtbot.keyClick(window.search_bar, Qt.Key.Key_C, Qt.KeyboardModifier.AltModifier)  # match case
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        type_query(qtbot, window, "POLICY.attempts")
+    assert not window.last_response.results
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        qtbot.keyClick(window.search_bar, Qt.Key.Key_R, Qt.KeyboardModifier.AltModifier)  # regex
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        type_query(qtbot, window, r"policy\.\w+")
+    assert window.last_response.matches_total == 3  # policy.attempts twice, and policy.delay_for
+
+
 def test_shortcuts_switch_modes_move_clear_and_focus(qtbot, window):
     search(qtbot, window, "matrix")
     for key, mode in ((Qt.Key.Key_2, "semantic"), (Qt.Key.Key_3, "exact"), (Qt.Key.Key_1, "hybrid")):

@@ -22,6 +22,8 @@ from .fusion import Candidate, definition_key, rank_scores, similarity
 from .query import ParsedQuery, any_terms, parse
 from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRemedy, SearchRequest, validate
 from .results import Coverage, SearchResponse, SearchResult
+from .text_pattern import TextPattern
+from .text_search import text_search
 
 # Seconds of vector loading at a time while warming up, between which waiting searches are answered.
 WARM_UP_SLICE_S = 0.1
@@ -103,7 +105,31 @@ class Searcher:
             )
         response = SearchResponse(req.query, req.mode, effective_mode=req.mode)
         response.partial = any(s.root in indexing_roots for s in scopes)
+        if req.mode == "text":
+            pattern = TextPattern(req.query, **vars(req.text))
+            found = text_search(self.store, scopes, req.filters.hit_filter(), pattern, req.k)
+            response.results, response.files_matched, response.matches_total = found.results, found.files, found.matches
+        else:
+            self._rank(req, scopes, response)
+        if req.context:
+            self._add_context(response.results, req.context)
+        response.elapsed_ms = (time.perf_counter() - started) * 1000
+        if req.record_history:
+            self.store.add_history(
+                HistoryEntry(
+                    time.time(),
+                    req.query,
+                    ",".join(s.root for s in scopes) if len(scopes) < 4 else "(all scopes)",
+                    req.mode,
+                    len(response.results),
+                    response.results[0].score if response.results else None,
+                    round(response.elapsed_ms, 3),
+                )
+            )
+        return response
 
+    def _rank(self, req: SearchRequest, scopes: list[Scope], response: SearchResponse) -> None:
+        """The ranked modes (hybrid, semantic, exact): fill in the response's results, coverage and notices."""
         query_vec = None
         if req.mode != "exact":
             if len(req.query) < MIN_SEMANTIC_CHARS:
@@ -130,22 +156,6 @@ class Searcher:
             fast_vec, _ = self._embed(req.query, self.fast)
         query = _Query(parse(req.query), query_vec, fast_vec, uncovered)
         response.results = self._retrieve(req, scopes, query, response.effective_mode)
-        if req.context:
-            self._add_context(response.results, req.context)
-        response.elapsed_ms = (time.perf_counter() - started) * 1000
-        if req.record_history:
-            self.store.add_history(
-                HistoryEntry(
-                    time.time(),
-                    req.query,
-                    ",".join(s.root for s in scopes) if len(scopes) < 4 else "(all scopes)",
-                    req.mode,
-                    len(response.results),
-                    response.results[0].score if response.results else None,
-                    round(response.elapsed_ms, 3),
-                )
-            )
-        return response
 
     def _full(self) -> _Layer:
         """The active model's layer, for the steps that have a query vector: there is one only with it."""

@@ -13,7 +13,7 @@ from ..indexing.chunk import CHUNK_TYPES
 from ..indexing.languages import LANGUAGES
 from ..store.rows import HitFilter
 
-MODES = ("hybrid", "semantic", "exact")
+MODES = ("hybrid", "semantic", "exact", "text")  # text: a literal or regex, every line it occurs on
 MAX_K = 100
 MAX_CONTEXT = 200
 MIN_SEMANTIC_CHARS = 3
@@ -88,6 +88,15 @@ class SearchFilters:
 
 
 @dataclass(frozen=True)
+class TextOptions:
+    """How text mode reads the query: a literal unless `regex`; case ignored unless `case_sensitive`."""
+
+    regex: bool = False
+    case_sensitive: bool = False
+    word: bool = False  # whole words only
+
+
+@dataclass(frozen=True)
 class SearchRequest:
     query: str
     roots: tuple[str, ...] = ()  # scope roots to search; empty with all_scopes=True means every scope
@@ -99,12 +108,14 @@ class SearchRequest:
     overlap_threshold: float = 0.5  # merge same-file results overlapping more than this share
     rerank: RerankOptions = CODE_SEARCH_PRESET
     record_history: bool = True
+    text: TextOptions = field(default_factory=TextOptions)  # text mode only
 
 
 def validate(request: SearchRequest) -> SearchRequest:
     """Raise SearchError for input a user must fix; return the request with the query trimmed."""
-    query = " ".join(request.query.split())
-    if not query:
+    # Text mode looks for the query as typed: two spaces are not one there.
+    query = request.query if request.mode == "text" else " ".join(request.query.split())
+    if not query.strip():
         raise SearchError("the query is empty; type what you are looking for")
     if not 1 <= request.k <= MAX_K:
         raise SearchError(f"k must be between 1 and {MAX_K} (got {request.k})")

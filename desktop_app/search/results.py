@@ -28,10 +28,17 @@ class SearchResult:
     # Why it was found, strongest first: "name" (a definition named in the query), "keyword", "meaning".
     evidence: tuple[str, ...] = ()
     file_sha256: str = field(default="", repr=False)  # content hash at indexing, for the stale check
+    # Text mode: each match, {"line", "start_col", "end_col", "text"} (columns count characters from 0, the end
+    # exclusive; "text" is the whole line), in file order, and how many the file has (the list stops at 1000).
+    matches: list[dict] | None = None
+    match_count: int = 0
 
     def to_dict(self, with_context: bool) -> dict:
         out = asdict(self)
         out.pop("file_sha256")
+        if self.matches is None:
+            out.pop("matches")
+            out.pop("match_count")
         if not with_context:
             for key in ("context_start_line", "context_end_line", "context"):
                 out.pop(key)
@@ -64,9 +71,15 @@ class SearchResponse:
     partial: bool = False  # an index of a searched scope is still running
     vectors_loaded: float = 1.0  # share of the index's vectors in memory when it ran (below 1 while loading)
     coverage: Coverage = field(default_factory=Coverage)
+    # Text mode: files with a match and matches in all (results holds the first k files in path order).
+    files_matched: int | None = None
+    matches_total: int | None = None
 
     def to_dict(self, with_context: bool = False) -> dict:
-        return {
+        totals = {} if self.files_matched is None else {"files_matched": self.files_matched}
+        if self.matches_total is not None:
+            totals["matches_total"] = self.matches_total
+        return totals | {
             "query": self.query,
             "mode": self.mode,
             "effective_mode": self.effective_mode,

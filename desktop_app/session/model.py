@@ -3,14 +3,14 @@ search mode and filters.
 
 Qt-free (napari's ViewerModel/QtViewer split): the window draws it and observes it, and whatever changes it
 (a menu, a dropped folder, a change notice from the engine) goes through these methods. Observers hear the
-name of the aspect that changed: "project", "scopes", "mode" or "filters".
+name of the aspect that changed: "project", "scopes", "mode" (and text mode's switches) or "filters".
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..search.request import SearchFilters, SearchRequest
+from ..search.request import SearchFilters, SearchRequest, TextOptions
 from ..store.rows import ScopeSummary
 
 Observer = Callable[[str], None]
@@ -22,6 +22,7 @@ class SessionModel:
         self.scopes: dict[str, ScopeSummary] = {}  # the index's folders by root
         self.mode = mode
         self.filters = SearchFilters()
+        self.text = TextOptions()  # how text mode reads the query
         self._watched: set[str] = set()  # roots whose changes on disk the engine follows
         self._observers: list[Observer] = []
 
@@ -71,6 +72,12 @@ class SessionModel:
             self.mode = mode
             self._notify("mode")
 
+    def set_text_options(self, text: TextOptions) -> None:
+        """Regex, case and whole-word switches of text mode (heard as a change of "mode")."""
+        if text != self.text:
+            self.text = text
+            self._notify("mode")
+
     def set_filters(self, filters: SearchFilters) -> None:
         if filters != self.filters:
             self.filters = filters
@@ -87,4 +94,5 @@ class SessionModel:
             mode=self.mode,
             filters=self.filters,
             record_history=record_history,
+            text=self.text,
         )

@@ -140,6 +140,15 @@ class KeywordIndex(Protocol):
         ...
 
 
+class TextIndex(Protocol):
+    """Literal and regex search: which chunks can hold a piece of text."""
+
+    def chunks_containing(self, needles: Sequence[str]) -> np.ndarray:
+        """Sorted ids of the chunks whose text contains every one of `needles`, ignoring case; possibly more
+        (callers run the real pattern over the chunks' text)."""
+        ...
+
+
 class VectorSearch(Protocol):
     """One model's vectors as searches read them: nearest chunks and similarities by cosine."""
 
@@ -227,5 +236,5 @@ class SearchHistory(Protocol):
     def history(self, limit: int = 50) -> list[HistoryEntry]: ...
 
 
-class Store(Catalog, KeywordIndex, VectorStore, SearchHistory, Protocol):
+class Store(Catalog, KeywordIndex, TextIndex, VectorStore, SearchHistory, Protocol):
     """Everything the engine asks of a store."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QPainter, QPaintEvent, QResizeEvent, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
@@ -9,6 +11,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 from .highlighting import TokenFormats, insert_highlighted, lexer_for
 
 HIT_BACKGROUND = QColor("#fff3b8")
+MATCH_BACKGROUND = QColor("#ffc94d")  # a text-mode match, on top of its line's HIT_BACKGROUND
 HIT_MARKER = QColor("#e0a800")
 GUTTER_BACKGROUND = QColor("#f3f4f6")
 GUTTER_TEXT = QColor("#9ca3af")
@@ -30,6 +33,7 @@ class CodeView(QPlainTextEdit):
         self.setStyleSheet(f"QPlainTextEdit {{ background: {self._formats.background.name()}; border: none; }}")
         self.first_line = 1
         self.hit_lines = (0, -1)  # inclusive range of file line numbers to mark
+        self.matches: list[tuple[int, int, int]] = []  # (file line, start column, end column) to highlight
         self._gutter = _Gutter(self)
         self.blockCountChanged.connect(self._fit_gutter)
         self.updateRequest.connect(self._scroll_gutter)
@@ -37,10 +41,20 @@ class CodeView(QPlainTextEdit):
 
     # --- content --------------------------------------------------------------------------------
 
-    def show_code(self, text: str, first_line: int, hit_start: int, hit_end: int, language: str) -> None:
-        """Show `text` whose first line is file line `first_line`, marking lines hit_start..hit_end."""
+    def show_code(
+        self,
+        text: str,
+        first_line: int,
+        hit_start: int,
+        hit_end: int,
+        language: str,
+        matches: Sequence[tuple[int, int, int]] = (),
+    ) -> None:
+        """Show `text` whose first line is file line `first_line`, marking lines hit_start..hit_end and the
+        `matches` (file line, start column, end column) within them."""
         self.first_line = first_line
         self.hit_lines = (hit_start, hit_end)
+        self.matches = list(matches)
         doc = self.document()
         doc.clear()
         cursor = QTextCursor(doc)
@@ -53,7 +67,7 @@ class CodeView(QPlainTextEdit):
 
     def show_text(self, text: str) -> None:
         """Plain text without line numbers' meaning (messages, empty state)."""
-        self.first_line, self.hit_lines = 1, (0, -1)
+        self.first_line, self.hit_lines, self.matches = 1, (0, -1), []
         self.setPlainText(text)
         self.setExtraSelections([])
         self._fit_gutter()
@@ -70,6 +84,16 @@ class CodeView(QPlainTextEdit):
             sel.format.setBackground(HIT_BACKGROUND)
             sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
             sel.cursor = QTextCursor(block)
+            selections.append(sel)
+        for line, start_col, end_col in self.matches:
+            block = doc.findBlockByNumber(line - self.first_line)
+            if not block.isValid() or line < self.first_line:
+                continue
+            sel = QTextEdit.ExtraSelection()
+            sel.format.setBackground(MATCH_BACKGROUND)
+            sel.cursor = QTextCursor(block)
+            sel.cursor.setPosition(block.position() + min(start_col, block.length() - 1))
+            sel.cursor.setPosition(block.position() + min(end_col, block.length() - 1), QTextCursor.MoveMode.KeepAnchor)
             selections.append(sel)
         self.setExtraSelections(selections)
 

@@ -48,7 +48,7 @@ from ..indexing.indexer import IndexStats
 from ..indexing.languages import classify
 from ..indexing.progress import Progress
 from ..logs import log_dir
-from ..search.request import MODES, SearchFilters, SearchRequest
+from ..search.request import MODES, SearchFilters, SearchRequest, TextOptions
 from ..search.results import SearchResponse, SearchResult
 from ..session.model import SessionModel
 from ..store.errors import Remedy, StoreError, StoreUnusable
@@ -75,7 +75,7 @@ from .skipped_dialog import SkippedDialog
 _log = logging.getLogger(__name__)
 RESULT_LIMIT = 30  # hits in the tree; more rarely helps and makes each keystroke's search slower
 MIN_SIZE = (1100, 700)
-_MODE_LABELS = {"hybrid": "&Hybrid", "semantic": "&Semantic", "exact": "E&xact"}
+_MODE_LABELS = {"hybrid": "&Hybrid", "semantic": "&Semantic", "exact": "E&xact", "text": "&Text"}
 
 
 # The open query runs again by itself at most this often while its project is being indexed.
@@ -238,6 +238,23 @@ class MainWindow(QMainWindow):
             button.setToolTip(f"{mode.capitalize()} search (Alt+{n})")
             self.mode_buttons.addWidget(button)
         self.mode_actions[self.mode].setChecked(True)
+        # Text mode's switches, with VS Code's keys and faces.
+        self.text_actions: dict[str, QAction] = {}
+        for name, label, face, key in (
+            ("case_sensitive", "Match &Case", "Aa", "Alt+C"),
+            ("word", "Match &Whole Word", "ab", "Alt+W"),
+            ("regex", "Use &Regular Expression", ".*", "Alt+R"),
+        ):
+            tip = f"Text search: {label.replace('&', '').lower()}"
+            act = a(label, lambda _=False: self._apply_text_options(), key, tip=tip)
+            act.setCheckable(True)
+            act.setIconText(face)
+            self.text_actions[name] = act
+            button = QToolButton()
+            button.setDefaultAction(act)
+            button.setToolTip(f"{label.replace('&', '')} in text search ({key})")
+            self.mode_buttons.addWidget(button)
+        self._enable_text_actions()
         self.act_shortcuts = a("&Keyboard Shortcuts", self.show_shortcuts, "F1")
         self.act_about = a("&About Quarry", self.show_about)
         self.act_open_logs = a("Open &Log Folder", self.open_log_folder)
@@ -264,6 +281,8 @@ class MainWindow(QMainWindow):
         search_menu.addSeparator()
         search_menu.addAction(self.act_filters)
         search_menu.addActions(list(self.mode_actions.values()))
+        search_menu.addSeparator()
+        search_menu.addActions(list(self.text_actions.values()))
         help_menu = bar.addMenu("&Help")
         help_menu.addActions([self.act_shortcuts, self.act_open_logs, self.act_about])
         self._fill_recent_menu()
@@ -378,6 +397,7 @@ class MainWindow(QMainWindow):
                 self.spawn(self._watch(root))
         if aspect == "mode":
             self.mode_actions[self.mode].setChecked(True)
+            self._enable_text_actions()
             if self._persist:
                 self.settings.mode = self.mode
         if aspect == "filters":
@@ -730,6 +750,13 @@ class MainWindow(QMainWindow):
     def set_mode(self, mode: str) -> None:
         self.session.set_mode(mode)
 
+    def _apply_text_options(self) -> None:
+        self.session.set_text_options(TextOptions(**{n: act.isChecked() for n, act in self.text_actions.items()}))
+
+    def _enable_text_actions(self) -> None:
+        for act in self.text_actions.values():
+            act.setEnabled(self.mode == "text")
+
     def open_filters(self) -> None:
         dialog = FiltersDialog(self.filters, self)
         dialog.accepted.connect(lambda: self.apply_filters(dialog.filters()))
@@ -768,6 +795,7 @@ class MainWindow(QMainWindow):
                 result.language,
                 hit_label(result),
                 result.snippet,
+                tuple((m["line"], m["start_col"], m["end_col"]) for m in result.matches or ()),
             )
         )
 

@@ -32,6 +32,7 @@ class PreviewTarget:
     language: str
     title: str  # e.g. "L21–35  fn fetch_with_retry"
     snippet: str = ""  # the indexed text of the hit, shown when the file changed since indexing
+    matches: tuple[tuple[int, int, int], ...] = ()  # text mode: (line, start column, end column) to highlight
 
     @property
     def abs_path(self) -> str:
@@ -126,7 +127,7 @@ class PreviewPane(QWidget):
         self.target, self.shown_lines = target, (first, last)
         self.header.setText(target.path)
         self.detail.setText(f"{target.title}   ·   {note or f'lines {first}–{last}'}")
-        self.code.show_code(text, first, target.start_line, target.end_line, target.language)
+        self.code.show_code(text, first, target.start_line, target.end_line, target.language, target.matches)
         self.more.setEnabled(True)
 
     def show_message(self, message: str, target: PreviewTarget | None = None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import groupby
 
 from PySide6.QtCore import Qt
@@ -54,6 +55,9 @@ class ResultModel(QStandardItemModel):
         ranked = sorted(response.results, key=lambda r: order[(r.scope_root, r.path)])
         bold = QFont()
         bold.setBold(True)
+        if response.mode == "text":
+            self._show_lines(response.results, bold)
+            return
         for (_, path), group in groupby(ranked, key=lambda r: (r.scope_root, r.path)):
             hits = list(group)
             file_item = QStandardItem(f"{path}   ({len(hits)} {'hit' if len(hits) == 1 else 'hits'})")
@@ -65,8 +69,26 @@ class ResultModel(QStandardItemModel):
                 self.hits.append(r)
             self.appendRow([file_item, _blank(), _blank()])
 
+    def _show_lines(self, results: list[SearchResult], bold: QFont) -> None:
+        """Text mode: a row per file (in path order) with its match count, and a row per line it matches on."""
+        for r in results:
+            count = f"{r.match_count} {'match' if r.match_count == 1 else 'matches'}"
+            file_item = QStandardItem(f"{r.path}   ({count})")
+            file_item.setFont(bold)
+            file_item.setToolTip(f"{r.scope_root}/{r.path}")
+            file_item.setData(None, RESULT_ROLE)
+            for line, group in groupby(r.matches or [], key=lambda m: m["line"]):
+                on_line = list(group)
+                one = replace(r, start_line=line, end_line=line, snippet=on_line[0]["text"], matches=on_line)
+                file_item.appendRow(_hit_row(one))
+                self.hits.append(one)
+            self.appendRow([file_item, _blank(), _blank()])
+
 
 def hit_label(r: SearchResult) -> str:
+    if r.matches is not None:  # a line of text mode: the line itself
+        text = r.snippet.strip()
+        return f"L{r.start_line}   {text[:117] + '…' if len(text) > 120 else text}"
     lines = f"L{r.start_line}" if r.start_line == r.end_line else f"L{r.start_line}–{r.end_line}"
     if not r.symbol_name:
         return f"{lines}   {r.chunk_type}"

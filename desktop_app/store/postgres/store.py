@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import threading
 import time
@@ -622,6 +623,15 @@ class PostgresStore:
             ([int(p) for p in place_ids],),
         )
         return [Hit(*r) for r in rows]
+
+    def chunks_containing(self, needles: Sequence[str]) -> np.ndarray:
+        """See TextIndex. The bundled server has no pg_trgm, so this reads every chunk's text (ILIKE folds
+        Unicode case); measured on 100K chunks: see tests/benchmarks/bench_text.py."""
+        if not needles:
+            return np.zeros(0, dtype=np.int64)
+        patterns = ["%" + re.sub(r"([\\%_])", r"\\\1", n) + "%" for n in needles]
+        rows = self._rows("SELECT id FROM chunk WHERE text ILIKE ALL(%s) ORDER BY id", (patterns,))
+        return np.array([r[0] for r in rows], dtype=np.int64)
 
     def keyword_matches(
         self,

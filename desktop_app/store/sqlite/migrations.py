@@ -86,6 +86,22 @@ MIGRATIONS: list[str] = [
         duration_ms REAL NOT NULL
     );
     """,
+    # 2: a trigram index of the chunks' text, for literal and regex search (search/text_search.py). It reads
+    # the text from the chunk table (external content: nothing stored twice) and holds no positions
+    # (detail=none): it only narrows the chunks the real pattern runs over. Chunks are never updated, only
+    # inserted and deleted, so two triggers keep it in step.
+    """
+    CREATE VIRTUAL TABLE chunk_text USING fts5(
+        text, content='chunk', content_rowid='id', tokenize='trigram', detail='none'
+    );
+    INSERT INTO chunk_text(chunk_text) VALUES ('rebuild');
+    CREATE TRIGGER chunk_text_insert AFTER INSERT ON chunk BEGIN
+        INSERT INTO chunk_text(rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER chunk_text_delete AFTER DELETE ON chunk BEGIN
+        INSERT INTO chunk_text(chunk_text, rowid, text) VALUES ('delete', old.id, old.text);
+    END;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

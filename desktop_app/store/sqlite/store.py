@@ -540,6 +540,17 @@ class SqliteStore:
             ]
         return out
 
+    def chunks_containing(self, needles: Sequence[str]) -> np.ndarray:
+        """See TextIndex. The trigram index answers LIKE (ASCII case folded); a needle's `_` and `%` are LIKE
+        wildcards there, which only widens the set."""
+        ids: np.ndarray | None = None
+        for needle in needles:
+            found = id_array(
+                self._rows("SELECT group_concat(rowid, ' ') FROM chunk_text WHERE text LIKE ?", (f"%{needle}%",))[0][0]
+            )
+            ids = np.sort(found) if ids is None else np.intersect1d(ids, found)
+        return ids if ids is not None else np.zeros(0, dtype=np.int64)
+
     def keyword_matches(
         self,
         scope_ids: Sequence[str],

@@ -1,0 +1,79 @@
+"""A literal or a regular expression to find in the indexed text, and the substrings every match contains.
+
+The substrings ("needles") let the store narrow the chunks to read with its trigram index before the real
+pattern runs over them; a pattern that guarantees no substring of 3 characters reads every chunk.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .request import SearchError
+
+TRIGRAM = 3  # a trigram index can look up substrings of at least this many characters
+
+try:  # the parser behind `re` (public as sre_parse before 3.11); without it, every chunk is read
+    from re import _constants as _sre  # type: ignore[attr-defined]
+    from re import _parser as _sre_parser  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - a Python that moved it again
+    _sre = _sre_parser = None
+
+
+@dataclass(frozen=True)
+class TextPattern:
+    text: str  # what the user typed
+    regex: bool = False
+    case_sensitive: bool = False
+    word: bool = False  # whole words only: the match neither starts nor ends inside a word
+
+    def compiled(self) -> re.Pattern[str]:
+        """The pattern as `re` runs it, line by line: `.` and `\\s` never cross a line end."""
+        source = self.text if self.regex else re.escape(self.text)
+        if self.word:
+            source = rf"(?<!\w)(?:{source})(?!\w)"
+        flags = re.MULTILINE | (0 if self.case_sensitive else re.IGNORECASE)
+        try:
+            return re.compile(source, flags)
+        except re.error as exc:
+            raise SearchError(f"invalid regular expression {self.text!r}: {exc}") from None
+
+    def needles(self) -> list[str]:
+        """Substrings of at least TRIGRAM characters that every match contains (the longest few)."""
+        if not self.regex:
+            return [self.text] if len(self.text) >= TRIGRAM else []
+        if _sre_parser is None:
+            return []
+        try:
+            parsed = _sre_parser.parse(self.text, 0 if self.case_sensitive else re.IGNORECASE)
+        except re.error:
+            return []
+        runs = _required_runs(list(parsed))
+        return sorted((r for r in runs if len(r) >= TRIGRAM), key=len, reverse=True)[:3]
+
+
+def _required_runs(items: list) -> list[str]:
+    """Literal runs that any match of this sequence of parsed items must contain."""
+    runs: list[str] = []
+    current: list[str] = []
+
+    def cut() -> None:
+        if current:
+            runs.append("".join(current))
+            current.clear()
+
+    for op, arg in items:
+        if op is _sre.LITERAL:
+            current.append(chr(arg))
+        elif op is _sre.SUBPATTERN:
+            cut()
+            runs += _required_runs(list(arg[-1]))
+        elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and arg[0] >= 1:
+            cut()
+            runs += _required_runs(list(arg[2]))  # at least once: what one repetition needs
+        elif op is _sre.AT:
+            pass  # an anchor (^, $, \b) takes no characters: the run goes on across it
+        else:  # a class, an alternation, an optional part...: no literal is certain across it
+            cut()
+    cut()
+    return runs

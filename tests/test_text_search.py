@@ -1,0 +1,157 @@
+"""Text mode (issue 14, item 1): every line where a literal or a regex occurs, as ripgrep finds it in the indexed
+files, backed by the store's trigram index. Real index files, real `rg`, real `quarry` processes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import apsw
+import pytest
+
+from desktop_app.search.request import SearchError, SearchRequest, TextOptions
+from desktop_app.search.text_pattern import TextPattern
+from desktop_app.store.sqlite.store import SqliteStore
+
+from .reliability import one_line_error, quarry
+
+needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="needs ripgrep (Debian package ripgrep)")
+
+
+def _indexed_files(db: Path) -> list[str]:
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return sorted(r[0] for r in conn.execute("SELECT path FROM file"))
+    finally:
+        conn.close()
+
+
+def _rg(root: Path, files: list[str], pattern: str, *flags: str) -> set[tuple[str, int, int, int]]:
+    """(path, line, start column, end column) of every match ripgrep finds in `files`, columns in characters."""
+    proc = subprocess.run(
+        ["rg", "--json", *flags, "-e", pattern, "--", *files], cwd=root, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode in (0, 1), proc.stderr  # 1: no match
+    found = set()
+    for line in proc.stdout.splitlines():
+        event = json.loads(line)
+        if event["type"] != "match":
+            continue
+        data = event["data"]
+        raw = data["lines"]["text"].encode()
+        for sub in data["submatches"]:
+            start, end = (len(raw[: sub[key]].decode()) for key in ("start", "end"))
+            found.add((data["path"]["text"], data["line_number"], start, end))
+    return found
+
+
+def _quarry(worker, root: Path, pattern: str, **options) -> set[tuple[str, int, int, int]]:
+    response = worker.search(
+        SearchRequest(
+            pattern, roots=(str(root),), mode="text", k=100, text=TextOptions(**options), record_history=False
+        )
+    ).result(timeout=60)
+    assert response.files_matched == len(response.results) <= 100
+    return {(r.path, m["line"], m["start_col"], m["end_col"]) for r in response.results for m in r.matches}
+
+
+@needs_rg
+@pytest.mark.parametrize(
+    ("pattern", "options", "rg_flags"),
+    [
+        ("retry", {}, ("-i", "-F")),
+        ("Retry", {"case_sensitive": True}, ("-s", "-F")),
+        ("self.", {}, ("-i", "-F")),  # a literal with a regex character
+        ("in", {}, ("-i", "-F")),  # too short for the trigram index: every chunk is read
+        ("attempts", {"word": True}, ("-i", "-F", "-w")),
+        (r"def \w+\(self", {"regex": True}, ("-i",)),
+        (r"^\s*(pub )?fn [a-z_]+", {"regex": True, "case_sensitive": True}, ("-s",)),
+        (r"[A-Z][a-z]+Error", {"regex": True, "case_sensitive": True}, ("-s",)),
+        ("response.status_code", {}, ("-i", "-F")),
+    ],
+)
+def test_text_mode_finds_what_ripgrep_finds_in_the_indexed_files(
+    mixed_root, mixed_index, worker_for, tmp_path, pattern, options, rg_flags
+):
+    db = tmp_path / "index.db"
+    shutil.copy(mixed_index[0], db)
+    worker = worker_for(db)
+    expected = _rg(mixed_root, _indexed_files(db), pattern, *rg_flags)
+    assert expected, "the pattern must occur in the repository for the comparison to mean anything"
+    assert _quarry(worker, mixed_root, pattern, **options) == expected
+
+
+@needs_rg
+def test_the_team_index_finds_what_ripgrep_finds_too(mixed_root, mixed_index, mixed_team_index, worker_for):
+    worker = worker_for(mixed_team_index)
+    files = _indexed_files(mixed_index[0])
+    for pattern, options, flags in [
+        ("retry", {}, ("-i", "-F")),
+        ("100%_", {}, ("-i", "-F")),  # LIKE's wildcards, taken literally
+        (r"def \w+\(self", {"regex": True}, ("-i",)),
+    ]:
+        assert _quarry(worker, mixed_root, pattern, **options) == _rg(mixed_root, files, pattern, *flags), pattern
+
+
+def test_text_mode_follows_changes_to_the_index_and_lists_files_in_path_order(mixed_copy, worker_for):
+    root, db = mixed_copy
+    worker = worker_for(db)
+    (root / "src" / "zebra.py").write_text("def stripes():\n    return 'zzquux marks'\n")
+    (root / "src" / "cache.py").unlink()
+    worker.index(root).result(timeout=300)
+    response = worker.search(SearchRequest("zzquux", roots=(str(root),), mode="text")).result(timeout=60)
+    assert [(r.path, r.matches) for r in response.results] == [
+        ("src/zebra.py", [{"line": 2, "start_col": 12, "end_col": 18, "text": "    return 'zzquux marks'"}])
+    ]
+    gone = worker.search(SearchRequest("OrderedDict", roots=(str(root),), mode="text")).result(timeout=60)
+    assert "src/cache.py" not in {r.path for r in gone.results}  # its chunks left the trigram index too
+    every = worker.search(SearchRequest("e", roots=(str(root),), mode="text", k=3)).result(timeout=60)
+    assert [r.path for r in every.results] == sorted(r.path for r in every.results)
+    assert every.files_matched > 3 and every.matches_total > every.files_matched
+
+
+def test_an_index_made_before_text_mode_gets_its_trigram_index_when_opened(tmp_path, mixed_index, mixed_root):
+    db = tmp_path / "index.db"
+    shutil.copy(mixed_index[0], db)
+    conn = apsw.Connection(str(db))
+    conn.execute(
+        "DROP TRIGGER chunk_text_insert; DROP TRIGGER chunk_text_delete; DROP TABLE chunk_text; PRAGMA user_version = 1"
+    )
+    conn.close()
+    store = SqliteStore(db)
+    try:
+        assert len(store.chunks_containing(["fetch_with_retry"])) >= 1
+    finally:
+        store.close()
+
+
+def test_needles_are_what_every_match_must_contain():
+    assert TextPattern("was never awaited").needles() == ["was never awaited"]
+    assert TextPattern("ab").needles() == []
+    assert TextPattern(r"def\s+get_event_loop", regex=True).needles() == ["get_event_loop", "def"]
+    assert TextPattern(r"\w+Error", regex=True).needles() == ["Error"]
+    assert TextPattern(r"(foo|bar)", regex=True).needles() == []  # no literal is certain
+    assert TextPattern(r"colou?r", regex=True).needles() == ["colo"]
+    with pytest.raises(SearchError, match="invalid regular expression"):
+        TextPattern("(unclosed", regex=True).compiled()
+
+
+def test_the_cli_prints_matches_like_grep_and_json_with_columns(mixed_root, mixed_index, tmp_path):
+    db = tmp_path / "index.db"
+    shutil.copy(mixed_index[0], db)
+    text = quarry("search", "fetch_with_retry", "--mode", "text", "--root", mixed_root, "--db", db)
+    assert text.returncode == 0, text.stderr
+    assert "src/http_client.py:21:5:def fetch_with_retry(url, policy=None, timeout=10):" in text.stdout
+    as_json = quarry("search", "FETCH_WITH", "--mode", "text", "--root", mixed_root, "--db", db, "--json")
+    payload = json.loads(as_json.stdout)
+    match = payload["results"][0]["matches"][0]
+    assert (match["line"], match["start_col"], match["end_col"]) == (21, 4, 14)
+    assert payload["files_matched"] >= 1 and payload["matches_total"] >= 1
+    one_line_error(
+        quarry("search", "(unclosed", "--mode", "text", "--regex", "--root", mixed_root, "--db", db),
+        2,
+        "invalid regular expression",
+    )
+    one_line_error(quarry("search", "x", "--regex", "--root", mixed_root, "--db", db), 2, "--mode text")
