@@ -668,11 +668,18 @@ def _print_text_matches(response) -> None:
             print(f"{r.path}:{m['line']}:{m['start_col'] + 1}:{m['text']}")
         if r.match_count > len(r.matches):
             print(f"{r.path}: {r.match_count - len(r.matches)} more matches")
-    more = response.files_matched - len(response.results)
-    print(
-        f"({response.matches_total} matches in {response.files_matched} files"
-        f"{f', {more} more files not listed (raise -k)' if more > 0 else ''}; {response.elapsed_ms:.1f} ms)"
-    )
+    listed = sum(r.match_count for r in response.results)
+    if response.text_complete:
+        more = response.files_matched - len(response.results)
+        tail = f", {more} more files not listed (raise -k)" if more else ""
+        print(
+            f"({response.matches_total} matches in {response.files_matched} files{tail}; {response.elapsed_ms:.1f} ms)"
+        )
+    else:
+        print(
+            f"({listed} matches in the first {len(response.results)} files, more files match (raise -k); "
+            f"{response.elapsed_ms:.1f} ms)"
+        )
 
 
 # --- scopes and history ----------------------------------------------------------------------------

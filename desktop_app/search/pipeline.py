@@ -23,7 +23,7 @@ from .query import ParsedQuery, any_terms, parse
 from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRemedy, SearchRequest, validate
 from .results import Coverage, SearchResponse, SearchResult
 from .text_pattern import TextPattern
-from .text_search import text_search
+from .text_search import TextSearch
 
 # Seconds of vector loading at a time while warming up, between which waiting searches are answered.
 WARM_UP_SLICE_S = 0.1
@@ -71,6 +71,7 @@ class Searcher:
         self.full = _Layer(store, embedder) if embedder else None
         self.fast = _Layer(store, fast) if fast is not None else None
         self.wanted = wanted
+        self.text = TextSearch(store)
         self._warming = False  # warm_up() is loading the vectors; searches meanwhile use what is loaded
         self._coverage: tuple[tuple, Coverage, np.ndarray] | None = None
 
@@ -107,8 +108,9 @@ class Searcher:
         response.partial = any(s.root in indexing_roots for s in scopes)
         if req.mode == "text":
             pattern = TextPattern(req.query, **vars(req.text))
-            found = text_search(self.store, scopes, req.filters.hit_filter(), pattern, req.k)
+            found = self.text.search(scopes, req.filters.hit_filter(), pattern, req.k)
             response.results, response.files_matched, response.matches_total = found.results, found.files, found.matches
+            response.text_complete = found.complete
         else:
             self._rank(req, scopes, response)
         if req.context:

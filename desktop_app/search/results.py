@@ -71,14 +71,17 @@ class SearchResponse:
     partial: bool = False  # an index of a searched scope is still running
     vectors_loaded: float = 1.0  # share of the index's vectors in memory when it ran (below 1 while loading)
     coverage: Coverage = field(default_factory=Coverage)
-    # Text mode: files with a match and matches in all (results holds the first k files in path order).
+    # Text mode: files with a match and matches in them (results holds the first k files in path order); with
+    # `text_complete` False the search stopped once it had those k files, and the counts are lower bounds.
     files_matched: int | None = None
     matches_total: int | None = None
+    text_complete: bool | None = None
 
     def to_dict(self, with_context: bool = False) -> dict:
-        totals = {} if self.files_matched is None else {"files_matched": self.files_matched}
-        if self.matches_total is not None:
-            totals["matches_total"] = self.matches_total
+        totals = {}
+        if self.files_matched is not None:
+            totals = {"files_matched": self.files_matched, "matches_total": self.matches_total}
+            totals["complete"] = self.text_complete
         return totals | {
             "query": self.query,
             "mode": self.mode,

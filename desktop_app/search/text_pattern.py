@@ -2,6 +2,7 @@
 
 The substrings ("needles") let the store narrow the chunks to read with its trigram index before the real
 pattern runs over them; a pattern that guarantees no substring of 3 characters reads every chunk.
+Alternations at the top (`TODO|FIXME`) give one set of needles per branch.
 """
 
 from __future__ import annotations
@@ -38,18 +39,28 @@ class TextPattern:
         except re.error as exc:
             raise SearchError(f"invalid regular expression {self.text!r}: {exc}") from None
 
-    def needles(self) -> list[str]:
-        """Substrings of at least TRIGRAM characters that every match contains (the longest few)."""
+    def needles(self) -> list[list[str]]:
+        """Alternatives of substrings every match contains: a match holds all the substrings of one of them
+        (each at least TRIGRAM characters, the longest few). No alternatives: any chunk may match."""
         if not self.regex:
-            return [self.text] if len(self.text) >= TRIGRAM else []
+            return [[self.text]] if len(self.text) >= TRIGRAM else []
         if _sre_parser is None:
             return []
         try:
-            parsed = _sre_parser.parse(self.text, 0 if self.case_sensitive else re.IGNORECASE)
+            items = list(_sre_parser.parse(self.text, 0 if self.case_sensitive else re.IGNORECASE))
         except re.error:
             return []
-        runs = _required_runs(list(parsed))
-        return sorted((r for r in runs if len(r) >= TRIGRAM), key=len, reverse=True)[:3]
+        # A pattern that is one alternation (`TODO|FIXME`, or the same in a group) needs one of its branches.
+        while len(items) == 1 and items[0][0] is _sre.SUBPATTERN:
+            items = list(items[0][1][-1])
+        branches = [list(b) for b in items[0][1][1]] if len(items) == 1 and items[0][0] is _sre.BRANCH else [items]
+        out = []
+        for branch in branches:
+            runs = sorted((r for r in _required_runs(branch) if len(r) >= TRIGRAM), key=len, reverse=True)[:3]
+            if not runs:
+                return []  # this branch can match without any: every chunk may match
+            out.append(runs)
+        return out
 
 
 def _required_runs(items: list) -> list[str]:

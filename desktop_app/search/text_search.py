@@ -8,9 +8,13 @@ as `rg --sort path` lists them.
 
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_right
+from collections.abc import Hashable
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..store.protocols import Store
 from ..store.rows import Hit, HitFilter, Scope
@@ -23,51 +27,130 @@ MAX_MATCHES_PER_FILE = 1000
 _NEWLINE = re.compile("\n")
 
 
+# Places whose text is read at a time, in path order; after each batch the search stops if the first k files
+# are complete. Measured on abseil-cpp (26K chunks), "return" in 7,576 chunks: 80 ms reading them all.
+READ_BATCH = 256
+
+
 @dataclass
 class TextMatches:
     results: list[SearchResult] = field(default_factory=list)
-    files: int = 0  # files with a match (results holds the first k in path order)
-    matches: int = 0  # matches in all of them
+    files: int = 0  # files with a match among those read
+    matches: int = 0  # matches in them
+    complete: bool = True  # every candidate was read: the counts are the totals, not lower bounds
 
 
-def text_search(store: Store, scopes: list[Scope], where: HitFilter, pattern: TextPattern, k: int) -> TextMatches:
-    regex = pattern.compiled()
+class TextSearch:
+    """Text mode over one store. The searched scopes' places in path order are kept until the next write:
+    reading them took 110 ms for 115K places, and a keystroke must not pay that again."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self._table: tuple[Hashable, _Places] | None = None
+
+    def search(self, scopes: list[Scope], where: HitFilter, pattern: TextPattern, k: int) -> TextMatches:
+        regex = pattern.compiled()
+        lines = _Lines(pattern.needles(), pattern.case_sensitive)
+        roots = {s.id: s.root for s in scopes}
+        places = self._places(list(roots), where, roots)
+        candidates = _candidates(self.store, pattern)
+        rows = places.rows if candidates is None else places.rows[np.isin(places.rows[:, 2], candidates)]
+        files: dict[tuple[str, str], _File] = {}
+        out = TextMatches()
+        for start in range(0, len(rows), READ_BATCH):
+            batch = rows[start : start + READ_BATCH]
+            for hit in self.store.hits_for_places(batch[:, 0].tolist()):
+                found = _matches(regex, lines, hit)
+                if found:
+                    files.setdefault((roots[hit.scope_id], hit.path), _File(hit)).add(found)
+            # Once k files are found and a batch has read past the k-th (path order), the first k are whole.
+            if len(files) >= k and places.key(int(batch[-1, 1])) > sorted(files)[k - 1]:
+                out.complete = start + READ_BATCH >= len(rows)
+                break
+        ordered = sorted(files)
+        out.files, out.matches = len(files), sum(len(f.matches) for f in files.values())
+        out.results = [files[key].result(key[0]) for key in ordered[:k]]
+        return out
+
+    def _places(self, scope_ids: list[str], where: HitFilter, roots: dict[str, str]) -> _Places:
+        key = (tuple(scope_ids), where, self.store.generation)
+        if self._table is None or self._table[0] != key:
+            self._table = (key, _Places(*self.store.place_table(scope_ids, where), roots))
+        return self._table[1]
+
+
+class _Places:
+    """The places of the searched scopes as (place id, file id, chunk id) rows, in path order."""
+
+    def __init__(self, rows: np.ndarray, files: list[tuple], roots: dict[str, str]):
+        self._keys = {file_id: (roots[scope_id], path) for file_id, scope_id, path in files}
+        ranked = sorted(self._keys, key=self._keys.__getitem__)
+        rank = np.zeros(max(ranked, default=0) + 1, dtype=np.int64)
+        rank[ranked] = np.arange(len(ranked))
+        self.rows = rows[np.lexsort((rows[:, 0], rank[rows[:, 1]]))] if len(rows) else rows
+
+    def key(self, file_id: int) -> tuple[str, str]:
+        return self._keys[file_id]
+
+
+def _candidates(store: Store, pattern: TextPattern) -> np.ndarray | None:
+    """The chunks that can hold a match (those holding one alternative's needles); None: any chunk can."""
     # The trigram index folds ASCII case only: a needle with other letters cannot narrow a search that
     # ignores case (É and é are different to it).
-    needles = [n for n in pattern.needles() if pattern.case_sensitive or n.isascii()]
-    scope_ids = [s.id for s in scopes]
-    roots = {s.id: s.root for s in scopes}
-    ids = store.chunks_containing(needles) if needles else store.scope_chunk_ids(scope_ids, where)
-    files: dict[tuple[str, str], _File] = {}
-    for hit in store.hits_for_chunks(scope_ids, ids.tolist(), where):
-        found = _matches(regex, hit)
-        if found:
-            key = (roots[hit.scope_id], hit.path)
-            files.setdefault(key, _File(hit)).add(found)
-    out = TextMatches(files=len(files), matches=sum(len(f.matches) for f in files.values()))
-    out.results = [files[key].result(key[0]) for key in sorted(files)[:k]]
-    return out
+    groups = pattern.needles()
+    if not pattern.case_sensitive and any(not n.isascii() for group in groups for n in group):
+        return None
+    if not groups:
+        return None
+    return functools.reduce(np.union1d, (store.chunks_containing(group) for group in groups))
 
 
-def _matches(regex: re.Pattern[str], hit: Hit) -> dict[tuple[int, int], tuple[int, str]]:
+class _Lines:
+    """The lines of a text that can hold a match: those holding every needle of one alternative. The pattern
+    runs over those lines only (at C speed the needles are found first): `[A-Z][a-zA-Z]+Exception\b` over
+    the whole of 5,452 chunks took 60 ms, mostly trying `[A-Z]+` at every position."""
+
+    def __init__(self, groups: list[list[str]], case_sensitive: bool):
+        flags = 0 if case_sensitive else re.IGNORECASE
+        self._groups = [[re.compile(re.escape(n), flags) for n in group] for group in groups]
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) of each such line, end before its newline, in order."""
+        if not self._groups:
+            return [(0, len(text))]
+        out = set()
+        for first, *rest in self._groups:
+            for m in first.finditer(text):
+                start = text.rfind("\n", 0, m.start()) + 1
+                end = text.find("\n", m.end())
+                end = len(text) if end < 0 else end
+                if all(r.search(text, start, end) for r in rest):
+                    out.add((start, end))
+        return sorted(out)
+
+
+def _matches(regex: re.Pattern[str], lines: _Lines, hit: Hit) -> dict[tuple[int, int], tuple[int, str]]:
     """{(line, start column): (end column, line text)} of the matches in one chunk; columns count characters
     from 0, the end is exclusive. A match never crosses a line end (as in grep and ripgrep)."""
     text = hit.text
     found: dict[tuple[int, int], tuple[int, str]] = {}
     line_starts: list[int] | None = None
-    for m in regex.finditer(text):
-        start, end = m.span()
-        if start == end or "\n" in text[start:end]:
-            continue
-        if line_starts is None:
-            line_starts = [0] + [n.end() for n in _NEWLINE.finditer(text)]
-        row = bisect_right(line_starts, start) - 1
-        line_start = line_starts[row]
-        line_end = text.find("\n", line_start)
-        found[(hit.start_line + row, start - line_start)] = (
-            end - line_start,
-            text[line_start : line_end if line_end >= 0 else len(text)],
-        )
+    for span_start, span_end in lines.spans(text):
+        # pos/endpos keep the text around the span in view: `^`, `$`, `\b` and look-behinds see the real
+        # line ends, as they would in the whole file.
+        for m in regex.finditer(text, span_start, span_end):
+            start, end = m.span()
+            if start == end or "\n" in text[start:end]:
+                continue
+            if line_starts is None:
+                line_starts = [0] + [n.end() for n in _NEWLINE.finditer(text)]
+            row = bisect_right(line_starts, start) - 1
+            line_start = line_starts[row]
+            line_end = text.find("\n", line_start)
+            found[(hit.start_line + row, start - line_start)] = (
+                end - line_start,
+                text[line_start : line_end if line_end >= 0 else len(text)],
+            )
     return found
 
 

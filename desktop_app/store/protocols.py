@@ -148,6 +148,12 @@ class TextIndex(Protocol):
         (callers run the real pattern over the chunks' text)."""
         ...
 
+    def place_table(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> tuple[np.ndarray, list[tuple]]:
+        """Every place in these scopes passing `where` as an (n, 3) int64 array of (place id, file id, chunk
+        id), without text, and (file id, scope id, path) of the scopes' files: text mode orders the places by
+        path and reads the text of the first files only."""
+        ...
+
 
 class VectorSearch(Protocol):
     """One model's vectors as searches read them: nearest chunks and similarities by cosine."""

@@ -624,6 +624,15 @@ class PostgresStore:
         )
         return [Hit(*r) for r in rows]
 
+    def place_table(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> tuple[np.ndarray, list[tuple]]:
+        cond, args = self.filter_sql(scope_ids, where)
+        rows = self._rows(
+            f"SELECT fc.id, fc.file_id, fc.chunk_id FROM file_chunk fc JOIN file f ON f.id = fc.file_id WHERE {cond}",
+            args,
+        )
+        files = self._rows("SELECT id, scope_id, path FROM file WHERE scope_id = ANY(%s)", (list(scope_ids),))
+        return np.array(rows, dtype=np.int64).reshape(-1, 3), files
+
     def chunks_containing(self, needles: Sequence[str]) -> np.ndarray:
         """See TextIndex. The bundled server has no pg_trgm, so this reads every chunk's text (ILIKE folds
         Unicode case); measured on 100K chunks: see tests/benchmarks/bench_text.py."""

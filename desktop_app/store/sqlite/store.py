@@ -541,15 +541,28 @@ class SqliteStore:
         return out
 
     def chunks_containing(self, needles: Sequence[str]) -> np.ndarray:
-        """See TextIndex. The trigram index answers LIKE (ASCII case folded); a needle's `_` and `%` are LIKE
-        wildcards there, which only widens the set."""
-        ids: np.ndarray | None = None
-        for needle in needles:
-            found = id_array(
-                self._rows("SELECT group_concat(rowid, ' ') FROM chunk_text WHERE text LIKE ?", (f"%{needle}%",))[0][0]
-            )
-            ids = np.sort(found) if ids is None else np.intersect1d(ids, found)
-        return ids if ids is not None else np.zeros(0, dtype=np.int64)
+        """See TextIndex: the chunks holding every trigram of every needle, in any order (a superset). Asking
+        for the trigrams (MATCH) rather than the substring (LIKE, which reads each candidate's text to check
+        it, and takes `_` for any character) took 1.6 ms instead of 12.8 for "return" in 7,576 of 26K chunks."""
+        trigrams = sorted({n[i : i + 3] for n in needles for i in range(len(n) - 2)})
+        if not trigrams:
+            return np.zeros(0, dtype=np.int64)
+        query = " AND ".join('"' + t.replace('"', '""') + '"' for t in trigrams)
+        text = self._rows("SELECT group_concat(rowid, ' ') FROM chunk_text WHERE chunk_text MATCH ?", (query,))[0][0]
+        return np.sort(id_array(text))
+
+    def place_table(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> tuple[np.ndarray, list[tuple]]:
+        """See TextIndex. One string of numbers rather than a row per place: 104 ms for 115K places (the rows
+        with their paths took 265 ms)."""
+        smarks = ",".join("?" * len(scope_ids))
+        cond, cargs = filter_sql(where, bulk=True)
+        text = self._rows(
+            "SELECT group_concat(fc.id || ' ' || fc.file_id || ' ' || fc.chunk_id, ' ') FROM file_chunk fc "
+            f"JOIN file f ON f.id = fc.file_id WHERE fc.scope_id IN ({smarks}) AND {cond}",
+            (*scope_ids, *cargs),
+        )[0][0]
+        files = self._rows(f"SELECT id, scope_id, path FROM file WHERE scope_id IN ({smarks})", tuple(scope_ids))
+        return id_array(text).reshape(-1, 3), files
 
     def keyword_matches(
         self,
