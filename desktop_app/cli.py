@@ -165,6 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--symbol", action="append", default=[], help="only chunks defining this symbol name")
     p.add_argument("--min-score", type=float, default=0.0, help="drop results scoring below this (0..1)")
     p.add_argument(
+        "--cutoff",
+        type=float,
+        default=0.0,
+        help="drop results scoring below this share of the best one (0..1, e.g. 0.4 as the window does)",
+    )
+    p.add_argument(
         "--changed", action="store_true", help="in a worktree: only files that differ from the main repository"
     )
     p.add_argument("--context", type=int, default=0, help="lines of context above and below each result")
@@ -573,6 +579,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
                 overlap_threshold=args.overlap,
                 rerank=rerank,
                 text=TextOptions(args.regex, args.case_sensitive, args.word),
+                relative_cutoff=args.cutoff,
             )
             response = worker.search(request).result()
             if args.json:
@@ -658,7 +665,8 @@ def _print_response(response, with_context: bool) -> None:
                 for n, line in enumerate(r.context.split("\n"), start=r.context_start_line):
                     mark = ">" if r.start_line <= n <= r.end_line else " "
                     print(f"  {mark}{n:5} {line}")
-    print(f"({len(response.results)} results in {response.elapsed_ms:.1f} ms, {response.effective_mode})")
+    weaker = f"; {response.below_cutoff} weaker left out" if response.below_cutoff else ""
+    print(f"({len(response.results)} results in {response.elapsed_ms:.1f} ms, {response.effective_mode}{weaker})")
 
 
 def _print_text_matches(response) -> None:

@@ -31,6 +31,7 @@ from desktop_app.store.postgres.connection import display_url  # noqa: E402
 from desktop_app.ui.app_settings import AppSettings  # noqa: E402
 from desktop_app.ui.filters_dialog import FiltersDialog  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
+from desktop_app.ui.result_model import EVIDENCE_LABELS, EVIDENCE_ROLE  # noqa: E402
 from desktop_app.ui.settings_dialog import Preferences, SettingsDialog  # noqa: E402
 from desktop_app.ui.shortcuts_dialog import ShortcutsDialog  # noqa: E402
 from desktop_app.ui.skipped_dialog import SkippedDialog  # noqa: E402
@@ -164,12 +165,35 @@ def test_typing_fills_the_tree_once_typing_pauses(qtbot, window):
     assert len(started) == 1  # one search for the whole burst of keystrokes
     tree = window.tree
     assert tree.results.hits[0].path == "src/http_client.py"
-    first_file = tree.results.item(0, 0).text()
-    assert first_file.startswith("src/http_client.py") and "hit" in first_file
-    hit_row = tree.results.item(0, 0).child(0, 0).text()
-    assert hit_row.startswith(f"L{tree.results.hits[0].start_line}")
-    assert tree.results.item(0, 0).child(0, 2).text() in ("exact", "semantic", "both")
+    first = tree.results.item(0, 0).text()  # one ranked list: rank, the definition, where it is
+    assert first.startswith("1.  ") and f"src/http_client.py:{tree.results.hits[0].start_line}" in first
+    assert tree.results.item(0, 2).data(EVIDENCE_ROLE)[0] in ("name", "words", "meaning")
     assert "results in" in window.statusBar().currentMessage()
+
+
+def test_results_are_one_ranked_list_or_grouped_by_file_with_their_rank_and_why(qtbot, window):
+    """Issue 14, item 2: the ranking stays visible (a group sat at position 18 for its second-best hit),
+    definitions are named with their parent, and the badges and score say why a row is there."""
+    response = search(qtbot, window, "evict least recently used entry")
+    tree = window.tree
+    labels = [tree.results.item(row, 0).text() for row in range(tree.results.rowCount())]
+    assert len(labels) == len(response.results) and labels[0].startswith("1.  fn LRUCache.put   src/cache.py:")
+    assert any("src/cache.py:" in label and "fn LRUCache." in label for label in labels)  # qualified by class
+    best = response.results[0]
+    assert "meaning similarity" in tree.results.item(0, 1).toolTip() and f"{best.score:.2f}" in (
+        tree.results.item(0, 1).toolTip()
+    )
+    assert [EVIDENCE_LABELS[e] for e in best.evidence] == tree.results.item(0, 2).data(EVIDENCE_ROLE)
+
+    second = tree.results.hits[1]
+    tree.select_hit(1)
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_G, Qt.KeyboardModifier.ControlModifier)
+    assert window.act_group.isChecked() and window.settings.group_by_file
+    assert window.tree.current_result() is second  # the same hit stays current
+    first_file = tree.results.item(0, 0)
+    assert first_file.text().startswith(response.results[0].path) and first_file.child(0, 0).text().startswith("1.  L")
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_G, Qt.KeyboardModifier.ControlModifier)
+    assert not window.act_group.isChecked() and tree.results.item(0, 0).text() == labels[0]
 
 
 def test_a_newer_query_supersedes_an_older_one(qtbot, window):

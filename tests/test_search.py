@@ -49,6 +49,20 @@ def test_scores_are_ordered_and_in_range_and_labelled(searcher, mixed_root):
         assert {r.relevance for r in results} <= allowed
 
 
+def test_a_relative_cutoff_leaves_out_the_weak_tail_and_keeps_the_ranking(searcher, mixed_root):
+    """Issue 14, item 2: the window's list was padded to 30 with noise; with a cut-off relative to the best
+    score it holds the strong results only, in the same order, and says how many it left out."""
+    whole = run(searcher, mixed_root, "evict least recently used entry", k=30, record_history=False)
+    cut = run(searcher, mixed_root, "evict least recently used entry", k=30, relative_cutoff=0.4, record_history=False)
+    floor = 0.4 * whole.results[0].score
+    assert [(r.path, r.start_line) for r in cut.results] == [
+        (r.path, r.start_line) for r in whole.results if r.score >= floor
+    ]
+    assert 0 < len(cut.results) < len(whole.results) and cut.below_cutoff == len(whole.results) - len(cut.results)
+    with pytest.raises(SearchError, match="relative cut-off"):
+        run(searcher, mixed_root, "cache", relative_cutoff=1.0)
+
+
 def test_exact_mode_matches_identifier_parts_and_whole_names(searcher, mixed_root):
     parts = run(searcher, mixed_root, "parse invoice total", mode="exact").results
     assert parts[0].symbol_name == "parse_invoice_total" and parts[0].semantic_score is None

@@ -157,7 +157,13 @@ class Searcher:
         if query_vec is not None and len(uncovered) and self.fast is not None:
             fast_vec, _ = self._embed(req.query, self.fast)
         query = _Query(parse(req.query), query_vec, fast_vec, uncovered)
-        response.results = self._retrieve(req, scopes, query, response.effective_mode)
+        results = self._retrieve(req, scopes, query, response.effective_mode)
+        if req.relative_cutoff and results:
+            # Relative to the best, so the first N of a longer list are still those of a list of N.
+            floor = req.relative_cutoff * results[0].score
+            kept = [r for r in results if r.score >= floor]
+            response.below_cutoff, results = len(results) - len(kept), kept
+        response.results = results
 
     def _full(self) -> _Layer:
         """The active model's layer, for the steps that have a query vector: there is one only with it."""

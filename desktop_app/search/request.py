@@ -109,6 +109,9 @@ class SearchRequest:
     rerank: RerankOptions = CODE_SEARCH_PRESET
     record_history: bool = True
     text: TextOptions = field(default_factory=TextOptions)  # text mode only
+    # Ranked modes: leave out results scoring under this share of the best one (0: pad to k). The window
+    # shows the strong ones only; the list was padded to 30 with licence headers at 0.27.
+    relative_cutoff: float = 0.0
 
 
 def validate(request: SearchRequest) -> SearchRequest:
@@ -123,6 +126,8 @@ def validate(request: SearchRequest) -> SearchRequest:
         raise SearchError(f"unknown mode {request.mode!r}; use one of {', '.join(MODES)}")
     if not 0 <= request.context <= MAX_CONTEXT:
         raise SearchError(f"context must be between 0 and {MAX_CONTEXT} lines (got {request.context})")
+    if not 0 <= request.relative_cutoff < 1:
+        raise SearchError(f"the relative cut-off must be at least 0 and below 1 (got {request.relative_cutoff})")
     if not 0 < request.overlap_threshold <= 1:
         raise SearchError("the overlap threshold must be above 0 and at most 1")
     if not request.roots and not request.all_scopes:

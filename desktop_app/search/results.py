@@ -73,6 +73,7 @@ class SearchResponse:
     coverage: Coverage = field(default_factory=Coverage)
     # Text mode: files with a match and matches in them (results holds the first k files in path order); with
     # `text_complete` False the search stopped once it had those k files, and the counts are lower bounds.
+    below_cutoff: int = 0  # results left out under the request's relative cut-off
     files_matched: int | None = None
     matches_total: int | None = None
     text_complete: bool | None = None
@@ -92,4 +93,5 @@ class SearchResponse:
             "partial": self.partial,
             "vectors_loaded": round(self.vectors_loaded, 3),
             "coverage": self.coverage.to_dict(),
+            "below_cutoff": self.below_cutoff,
         }

@@ -83,7 +83,9 @@ class SessionModel:
             self.filters = filters
             self._notify("filters")
 
-    def request(self, query: str, k: int, record_history: bool = True) -> SearchRequest | None:
+    def request(
+        self, query: str, k: int, record_history: bool = True, relative_cutoff: float = 0.0
+    ) -> SearchRequest | None:
         """The search for `query` in the open project, or None when there is nothing to search for or in."""
         if not query.strip() or self.project is None:
             return None
@@ -95,4 +97,5 @@ class SessionModel:
             filters=self.filters,
             record_history=record_history,
             text=self.text,
+            relative_cutoff=relative_cutoff,
         )

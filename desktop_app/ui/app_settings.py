@@ -86,6 +86,15 @@ class AppSettings:
         if value in MODES:
             self.q.setValue("search/mode", value)
 
+    @property
+    def group_by_file(self) -> bool:
+        """Results grouped under their files, rather than one ranked list (the default)."""
+        return str(self.q.value("search/group_by_file", "false")).lower() == "true"
+
+    @group_by_file.setter
+    def group_by_file(self, value: bool) -> None:
+        self.q.setValue("search/group_by_file", "true" if value else "false")
+
     # --- projects -------------------------------------------------------------------------------
 
     @property

@@ -74,6 +74,9 @@ from .skipped_dialog import SkippedDialog
 
 _log = logging.getLogger(__name__)
 RESULT_LIMIT = 30  # hits in the tree; more rarely helps and makes each keystroke's search slower
+# Hits scoring under this share of the best are left out of the tree rather than padding it (see the
+# measurement in SearchRequest.relative_cutoff's users: README, "How results are scored").
+RELATIVE_CUTOFF = 0.4
 MIN_SIZE = (1100, 700)
 _MODE_LABELS = {"hybrid": "&Hybrid", "semantic": "&Semantic", "exact": "E&xact", "text": "&Text"}
 
@@ -255,6 +258,9 @@ class MainWindow(QMainWindow):
             button.setToolTip(f"{label.replace('&', '')} in text search ({key})")
             self.mode_buttons.addWidget(button)
         self._enable_text_actions()
+        self.act_group = a("&Group Results by File", lambda _=False: self._toggle_grouping(), "Ctrl+G")
+        self.act_group.setCheckable(True)
+        self.act_group.setChecked(self.settings.group_by_file if self._persist else False)
         self.act_shortcuts = a("&Keyboard Shortcuts", self.show_shortcuts, "F1")
         self.act_about = a("&About Quarry", self.show_about)
         self.act_open_logs = a("Open &Log Folder", self.open_log_folder)
@@ -283,6 +289,8 @@ class MainWindow(QMainWindow):
         search_menu.addActions(list(self.mode_actions.values()))
         search_menu.addSeparator()
         search_menu.addActions(list(self.text_actions.values()))
+        search_menu.addSeparator()
+        search_menu.addAction(self.act_group)
         help_menu = bar.addMenu("&Help")
         help_menu.addActions([self.act_shortcuts, self.act_open_logs, self.act_about])
         self._fill_recent_menu()
@@ -674,7 +682,7 @@ class MainWindow(QMainWindow):
 
     def request(self, query: str | None = None, record_history: bool = True) -> SearchRequest | None:
         query = self.search_bar.text() if query is None else query
-        return self.session.request(query, RESULT_LIMIT, record_history)
+        return self.session.request(query, RESULT_LIMIT, record_history, RELATIVE_CUTOFF)
 
     def _on_text_edited(self, text: str) -> None:
         # Half-typed queries stay out of the search history; Enter (search now) records the query.
@@ -698,10 +706,12 @@ class MainWindow(QMainWindow):
         keep = _identity(current) if current is not None else None
         self._rerunning = False
         self.last_response = response
-        self.tree.show_response(response)
+        self.tree.show_response(response, self.act_group.isChecked())
         self._show_response_notes(response)
+        weaker = f"; {response.below_cutoff} weaker left out" if response.below_cutoff else ""
         self.statusBar().showMessage(
-            f"{len(response.results)} results in {response.elapsed_ms:.0f} ms ({response.effective_mode})", 4000
+            f"{len(response.results)} results in {response.elapsed_ms:.0f} ms ({response.effective_mode}){weaker}",
+            4000,
         )
         self.engine_status.show_coverage(response.coverage)
         self.results_shown.emit(seq)
@@ -749,6 +759,16 @@ class MainWindow(QMainWindow):
 
     def set_mode(self, mode: str) -> None:
         self.session.set_mode(mode)
+
+    def _toggle_grouping(self) -> None:
+        if self._persist:
+            self.settings.group_by_file = self.act_group.isChecked()
+        if self.last_response is not None:
+            current = self.tree.current_result()
+            self.tree.show_response(self.last_response, self.act_group.isChecked())
+            hits = [_identity(hit) for hit in self.tree.results.hits]
+            keep = _identity(current) if current is not None else None
+            self.tree.select_hit(hits.index(keep) if keep in hits else 0)
 
     def _apply_text_options(self) -> None:
         self.session.set_text_options(TextOptions(**{n: act.isChecked() for n, act in self.text_actions.items()}))

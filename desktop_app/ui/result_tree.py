@@ -1,4 +1,5 @@
-"""The result tree: files with their hits, a match badge per hit, and hit-by-hit keyboard movement."""
+"""The result list: ranked hits (or files with their hits), badges saying why each is there, and hit-by-hit
+keyboard movement."""
 
 from __future__ import annotations
 
@@ -15,41 +16,49 @@ from PySide6.QtWidgets import (
 )
 
 from ..search.results import SearchResponse, SearchResult
-from .result_model import COL_LOCATION, COL_MATCH, COL_SCORE, RESULT_ROLE, ResultModel
+from .result_model import COL_LOCATION, COL_MATCH, COL_SCORE, EVIDENCE_ROLE, RESULT_ROLE, ResultModel
 
-BADGE_COLORS = {"both": ("#dcfce7", "#166534"), "semantic": ("#dbeafe", "#1e40af"), "exact": ("#fef3c7", "#92400e")}
+BADGE_COLORS = {
+    "name": ("#ede9fe", "#5b21b6"),
+    "words": ("#fef3c7", "#92400e"),
+    "meaning": ("#dbeafe", "#1e40af"),
+    "text": ("#e5e7eb", "#374151"),
+}
 PAGE_STEP = 10  # hits moved by PageUp/PageDown from the search bar
 
 
 class _BadgeDelegate(QStyledItemDelegate):
-    """Draws the relevance (exact / semantic / both) as a coloured pill."""
+    """Draws why a row is there (name, words, meaning, text) as coloured pills, strongest first."""
 
     def paint(
         self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> None:
-        text = index.data()
-        if not text or text not in BADGE_COLORS:
+        badges = index.data(EVIDENCE_ROLE)
+        if not badges:
             super().paint(painter, option, index)
             return
-        # Selection background first, so the badge sits on the row highlight like the other columns.
+        # Selection background first, so the badges sit on the row highlight like the other columns.
         self.initStyleOption(option, index)
         option.text = ""
         widget = option.widget
         style = widget.style() if widget else None
         if style:
             style.drawControl(QStyle.ControlElement.CE_ItemViewItem, option, painter, widget)
-        fill, ink = BADGE_COLORS[text]
         metrics = option.fontMetrics
-        width = metrics.horizontalAdvance(text) + 14
         height = metrics.height() + 2
-        rect = QRectF(option.rect.left() + 4, option.rect.center().y() - height / 2 + 1, width, height)
+        left = option.rect.left() + 4
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(fill))
-        painter.drawRoundedRect(rect, height / 2, height / 2)
-        painter.setPen(QColor(ink))
-        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+        for text in badges:
+            fill, ink = BADGE_COLORS.get(text, BADGE_COLORS["text"])
+            width = metrics.horizontalAdvance(text) + 12
+            rect = QRectF(left, option.rect.center().y() - height / 2 + 1, width, height)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor(fill))
+            painter.drawRoundedRect(rect, height / 2, height / 2)
+            painter.setPen(QColor(ink))
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+            left += width + 3
         painter.restore()
 
 
@@ -74,20 +83,21 @@ class ResultTree(QTreeView):
         header.setSectionResizeMode(COL_LOCATION, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(COL_SCORE, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(COL_MATCH, QHeaderView.ResizeMode.Fixed)
-        header.resizeSection(COL_MATCH, 84)
+        header.resizeSection(COL_MATCH, 150)  # room for two badges, and most of a third
         self.selectionModel().currentRowChanged.connect(self._on_current_changed)
         self.doubleClicked.connect(self._on_double_clicked)
 
     # --- content --------------------------------------------------------------------------------
 
-    def show_response(self, response: SearchResponse) -> None:
+    def show_response(self, response: SearchResponse, grouped: bool = False) -> None:
         self.setUpdatesEnabled(False)
         try:
-            self.results.show_response(response)
+            self.results.show_response(response, grouped)
             for row in range(self.results.rowCount()):
                 index = self.results.index(row, 0)
-                self.setFirstColumnSpanned(row, QModelIndex(), True)
-                self.expand(index)
+                if self.results.hasChildren(index):  # a file row: its name across the row, its hits below
+                    self.setFirstColumnSpanned(row, QModelIndex(), True)
+                    self.expand(index)
         finally:
             self.setUpdatesEnabled(True)
 
@@ -148,10 +158,12 @@ class ResultTree(QTreeView):
     def _hit_index(self, position: int) -> QModelIndex:
         target = self.results.hits[position]
         for row in range(self.results.rowCount()):
-            file_item = self.results.item(row, 0)
-            for child in range(file_item.rowCount()):
-                if file_item.child(child, 0).data(RESULT_ROLE) is target:
-                    return file_item.child(child, 0).index()
+            item = self.results.item(row, 0)
+            if item.data(RESULT_ROLE) is target:  # a row of the ranked list
+                return item.index()
+            for child in range(item.rowCount()):
+                if item.child(child, 0).data(RESULT_ROLE) is target:
+                    return item.child(child, 0).index()
         return QModelIndex()
 
     @staticmethod
