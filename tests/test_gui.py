@@ -405,8 +405,10 @@ def test_dialogs_open_from_the_keyboard_and_filters_apply(qtbot, window):
 def test_f5_reindexes_the_project(qtbot, window):
     with qtbot.waitSignal(window.index_finished, timeout=30_000) as blocker:
         qtbot.keyClick(window.search_bar, Qt.Key.Key_F5)
+        assert "Re-indexing repo" in window.statusBar().currentMessage()  # said at once (issue 14)
     stats = blocker.args[0]
     assert stats is not None and not stats.cancelled and stats.chunks_embedded == 0
+    assert window.statusBar().currentMessage().startswith("repo is up to date: none of its")
     assert "chunks" in window.engine_status.chunks.text()
     # The run passed over lock files, node_modules/, a PNG...: a link lists them with the reasons.
     link = window.engine_status.skipped

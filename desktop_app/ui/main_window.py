@@ -205,7 +205,7 @@ class MainWindow(QMainWindow):
             "&Open Folder…", self.choose_folder, "Ctrl+Shift+O", tip="Add a folder as a project and index it"
         )
         self.act_switch_project = a("Switch &Project", self._focus_projects, "Ctrl+P")
-        self.act_reindex = a("&Re-index Project", lambda: self.spawn(self.index_project()), "F5")
+        self.act_reindex = a("&Re-index Project", lambda _=False: self.reindex(), "F5")
         self.act_remove_project = a(
             "Re&move Project from Index…",
             lambda: self.spawn(self.remove_project()),
@@ -503,6 +503,12 @@ class MainWindow(QMainWindow):
         self.set_project(str(found.path))
         return await self.index_project() if index else None
 
+    def reindex(self) -> None:
+        """F5: said at once, before the run (which may take a moment to start behind a search) is under way."""
+        if self.project is not None:
+            self.statusBar().showMessage(f"Re-indexing {Path(self.project).name}: looking for changed files…")
+        self.spawn(self.index_project())
+
     async def index_project(self, root: str | None = None) -> IndexStats | None:
         root = root or self.project
         if root is None:
@@ -524,6 +530,13 @@ class MainWindow(QMainWindow):
                 f"Indexing {Path(root).name} was cancelled; {stats.files_indexed} files are "
                 "searchable. Press F5 to continue.",
                 "warning",
+            )
+        elif not (stats.files_changed or stats.files_deleted or stats.chunks_embedded or stats.chunks_fast):
+            # A quick run that changed nothing still answers the key press (F5 used to look like it did nothing).
+            self.statusBar().showMessage(
+                f"{Path(root).name} is up to date: none of its {stats.files_indexed:,} files changed "
+                f"(checked in {stats.seconds:.1f} s)",
+                8000,
             )
         else:
             self.statusBar().showMessage(
