@@ -402,6 +402,23 @@ def test_dialogs_open_from_the_keyboard_and_filters_apply(qtbot, window):
     assert "python" in window.filters_button.text()
 
 
+def test_up_in_an_empty_bar_offers_the_projects_recent_searches(qtbot, window):
+    """Issue 14, item 5: the window had no search history; Enter records a query, Up in an empty bar lists the
+    project's recent ones (newest first) and picking one searches for it."""
+    for query in ("parse command line arguments", "multiply two matrices", "parse command line arguments"):
+        window.search_bar.setText(query)
+        with qtbot.waitSignal(window.results_shown, timeout=10_000):
+            qtbot.keyClick(window.search_bar, Qt.Key.Key_Return)
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_Escape)
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_Up)
+    popup = window.search_bar.history_popup.popup()
+    qtbot.waitUntil(popup.isVisible, timeout=5_000)
+    assert window.search_bar.history.stringList() == ["parse command line arguments", "multiply two matrices"]
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        window.search_bar.history_popup.activated.emit("multiply two matrices")
+    assert window.search_bar.text() == "multiply two matrices" and window.last_response.query == "multiply two matrices"
+
+
 def test_f5_reindexes_the_project(qtbot, window):
     with qtbot.waitSignal(window.index_finished, timeout=30_000) as blocker:
         qtbot.keyClick(window.search_bar, Qt.Key.Key_F5)

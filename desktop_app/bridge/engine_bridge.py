@@ -21,7 +21,7 @@ from ..indexing.indexer import IndexStats
 from ..indexing.progress import Progress
 from ..search.request import SearchRequest
 from ..search.results import SearchResponse
-from ..store.rows import ScopeSummary
+from ..store.rows import HistoryEntry, ScopeSummary
 from ..worker.dropped_paths import DroppedPath
 from ..worker.worker import EngineConfig, IndexHandle, Worker
 
@@ -146,6 +146,10 @@ class EngineBridge(QObject):
     async def remove_scope(self, root: Path | str) -> int:
         """Remove an indexed folder from the index; its change notice follows on `changed`."""
         return await self._await((await self._ready()).remove_scope(root))
+
+    async def history(self, limit: int = 50) -> list[HistoryEntry]:
+        """The most recent searches recorded (Enter in the window, every CLI search), newest first."""
+        return await self._await((await self._ready()).history(limit))
 
     async def inspect_path(self, path: Path | str) -> DroppedPath:
         return await self._await((await self._ready()).inspect_path(path))
