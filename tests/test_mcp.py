@@ -49,7 +49,7 @@ def test_every_tool_is_listed_with_a_schema_and_a_description(server):
         assert len(tool.description) > 60
         assert tool.input_schema["type"] == "object"
     assert tools["search"].input_schema["required"] == ["query"]
-    assert tools["search"].input_schema["properties"]["mode"]["enum"] == ["hybrid", "semantic", "exact"]
+    assert tools["search"].input_schema["properties"]["mode"]["enum"] == ["hybrid", "semantic", "exact", "text"]
     assert set(tools["read_span"].input_schema["required"]) == {"path", "start_line", "end_line"}
     assert tools["search"].annotations.read_only_hint is True
     assert tools["reindex"].annotations.read_only_hint is False
@@ -66,6 +66,19 @@ def test_search_finds_code_by_meaning_in_the_working_folders_repository(server, 
     assert all(r["snippet"].count("\n") < 30 for r in answer["results"])
     named = server.ok("search", query="RetryPolicy", k=3)["results"][0]
     assert (named["symbol"], named["why"][0]) == ("RetryPolicy", "name")
+
+
+def test_search_in_text_mode_lists_every_matching_line_like_grep(server):
+    answer = server.ok("search", query=r"policy\.\w+", mode="text", regex=True)
+    assert (answer["mode"], answer["files_matched"], answer["matches_total"], answer["complete"]) == (
+        "text",
+        1,
+        3,
+        True,
+    )
+    (found,) = answer["results"]
+    assert found["path"] == "src/http_client.py" and found["why"] == ["text"]
+    assert [m["line"] for m in found["matches"]] == [24, 32, 33] and "policy.attempts" in found["snippet"]
 
 
 def test_search_filters_by_language_path_and_a_folder_given_as_root(server, project):

@@ -48,8 +48,9 @@ def build_server(tools: AgentTools) -> MCPServer:
         mode: Annotated[
             str,
             Field(
-                description="hybrid (default: meaning and names together), semantic (meaning only) or exact "
-                "(names and keywords only)",
+                description="hybrid (default: meaning and names together), semantic (meaning only), exact "
+                "(names and keywords only) or text (every line holding the query as typed, like grep; each "
+                "result is a file with its matching lines)",
                 json_schema_extra={"enum": list(MODES)},
             ),
         ] = "hybrid",
@@ -70,11 +71,18 @@ def build_server(tools: AgentTools) -> MCPServer:
             str | None,
             Field(description="An indexed folder (or a folder inside one) to search instead of the default."),
         ] = None,
+        regex: Annotated[
+            bool, Field(description="Text mode: the query is a regular expression (Python's re syntax).")
+        ] = False,
+        case_sensitive: Annotated[bool, Field(description="Text mode: match case (ignored by default).")] = False,
     ) -> CallToolResult:
-        """Search the indexed code by meaning and by name. Returns up to k results, best first, each with
-        path, start_line/end_line, symbol and its parent (class), score (0..1), why it was found (name,
-        keyword, meaning) and a snippet of at most 30 lines. Read more of a result with read_span."""
-        return await _call(tools.search(query, mode, k, lang, path_glob, symbol_type, changed_only, root))
+        """Search the indexed code by meaning and by name, or for a literal or regex (mode text). Returns up to
+        k results, best first, each with path, start_line/end_line, symbol and its parent (class), score
+        (0..1), why it was found (name, keyword, meaning) and a snippet of at most 30 lines; in text mode up to
+        k files in path order, each with its matches (line, start_col, end_col). Read more with read_span."""
+        return await _call(
+            tools.search(query, mode, k, lang, path_glob, symbol_type, changed_only, root, regex, case_sensitive)
+        )
 
     @server.tool(annotations=_READ_ONLY)
     async def find_symbol(

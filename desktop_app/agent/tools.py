@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from ..indexing.indexer import IndexingError, IndexStats
 from ..indexing.progress import Progress
-from ..search.request import MODES, SearchError, SearchFilters, SearchRequest
+from ..search.request import MODES, SearchError, SearchFilters, SearchRequest, TextOptions
 from ..search.results import SearchResult
 from ..store.errors import StoreError
 from ..store.rows import Hit, Scope
@@ -36,6 +36,7 @@ SNIPPET_CHARS = 2000
 MAX_SPAN_LINES = 400
 MAX_SPAN_CHARS = 64_000
 MAX_DEFINITIONS = 50
+MAX_MATCHES = 100  # text mode: matches listed per file (its snippet holds their lines, cut at SNIPPET_LINES)
 STALE_LISTED = 20
 MAX_WAIT_S = 300.0
 
@@ -82,6 +83,8 @@ class AgentTools:
         symbol_type: str | None = None,
         changed_only: bool = False,
         root: str | None = None,
+        regex: bool = False,
+        case_sensitive: bool = False,
     ) -> dict[str, Any]:
         if not query.strip():
             raise ToolFailure("query is empty: describe the code you want, or give an identifier")
@@ -107,6 +110,7 @@ class AgentTools:
                 changed_only=changed_only,
             ),
             record_history=False,  # the user's history in the window is theirs, not the agent's
+            text=TextOptions(regex=regex, case_sensitive=case_sensitive),
         )
         await self._follow_soon(scope.root)
         response = await self._await(self.worker.search(request))
@@ -119,6 +123,9 @@ class AgentTools:
         notices = [response.notice] if response.notice else []
         if response.partial:
             notices.append("an index run of this folder is still going; results may miss its newest files")
+        if response.files_matched is not None:
+            out["files_matched"], out["matches_total"] = response.files_matched, response.matches_total
+            out["complete"] = response.text_complete
         if notices:
             out["notice"] = " ".join(notices)
         return out
@@ -311,6 +318,11 @@ def _result(r: SearchResult) -> dict[str, Any]:
         "why": list(r.evidence),
         "snippet": snippet,
         **({"snippet_truncated": True} if cut else {}),
+        **(
+            {"matches": [{k: m[k] for k in ("line", "start_col", "end_col")} for m in r.matches[:MAX_MATCHES]]}
+            if r.matches is not None
+            else {}
+        ),
     }
 
 
