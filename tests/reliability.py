@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -71,6 +72,13 @@ def one_line_error(proc: subprocess.CompletedProcess, code: int, *fragments: str
     for fragment in fragments:
         assert fragment in message, message
     return message
+
+
+def damage_middle(db: Path) -> None:
+    """8 KB of random bytes halfway into the file, as a failing disk or a stray write would leave them."""
+    with open(db, "r+b") as f:
+        f.seek(db.stat().st_size // 2)
+        f.write(random.Random(8).randbytes(8192))
 
 
 def write_tree(root: Path, count: int, word: str) -> Path:

@@ -38,6 +38,7 @@ from desktop_app.ui.skipped_dialog import SkippedDialog  # noqa: E402
 from desktop_app.worker.worker import REEMBED, EngineConfig  # noqa: E402
 
 from .model_dirs import other_model_dir  # noqa: E402
+from .reliability import damage_middle  # noqa: E402
 
 EMAIL_PACKAGE = Path(sys.base_prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "email"
 
@@ -653,6 +654,21 @@ def test_an_unusable_index_is_explained_and_moved_aside_only_when_asked(
         assert task.result() is False and moved == []
         assert db.read_text().startswith("my notes")
         assert "not a" in win.banner.text() or "damaged" in win.banner.text()
+    win.close()
+    win.bridge.shutdown()
+
+
+def test_an_index_damaged_inside_is_explained_when_the_window_opens_it(qtbot, qasync_loop, gui_settings, index_copy):
+    damage_middle(index_copy)
+    win = MainWindow(EngineBridge(), gui_settings)
+    qtbot.addWidget(win)
+    win.show()
+    task = asyncio.ensure_future(win.start(EngineConfig(index_copy)))
+    qtbot.waitUntil(lambda: win.question_dialog is not None, timeout=10_000)
+    assert "is damaged (" in win.question_dialog.text()
+    win.question_dialog.button(QMessageBox.StandardButton.Cancel).click()
+    qtbot.waitUntil(task.done, timeout=30_000)
+    assert task.result() is False and "is damaged (" in win.banner.text()
     win.close()
     win.bridge.shutdown()
 

@@ -8,8 +8,10 @@ WAL mode, and the searching process's in-memory vectors catch up through PRAGMA 
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +19,7 @@ from desktop_app.store.errors import StoreError
 from desktop_app.store.rows import FileWrite
 from desktop_app.store.sqlite.store import SqliteStore
 
-from .reliability import QUARRY, REPO, check_invariants, write_tree
+from .reliability import QUARRY, REPO, check_invariants, one_line_error, quarry, write_tree
 
 FILES = 300  # per folder: two write batches each
 
@@ -176,3 +178,33 @@ def test_a_folder_removed_while_it_is_written_says_so_and_offers_no_rebuild(tmp_
     finally:
         indexer.close()
         remover.close()
+
+
+def test_a_write_ahead_log_deleted_under_a_running_quarry_is_said_and_not_blamed_on_the_disk(tmp_path):
+    """`quarry index --watch` keeps the index open with its latest changes in the -wal file. With that file
+    deleted (a clean-up script, a user tidying up), every other command said "disk I/O error" and to check the
+    disk. It says what happened instead; the watching process still holds the changes and, stopped normally,
+    writes them into the index."""
+    tree = write_tree(tmp_path / "tree", 20, "osprey").resolve()
+    db = tmp_path / "index.db"
+    wal = Path(f"{db}-wal")
+    watching = subprocess.Popen(
+        [*QUARRY, "index", str(tree), "--db", str(db), "--watch", "--quiet", "--until", "keyword"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert watching.stderr.readline().startswith(f"watching {tree} "), watching.stderr.read()
+        assert wal.stat().st_size > 0  # the run's changes are in the log, not yet in the index file
+        wal.unlink()
+        said = one_line_error(quarry("scopes", "--db", db), 1, f"the write-ahead log {wal} of the index database")
+        assert "was deleted" in said and "let it finish, or stop it normally" in said
+        assert "disk" not in said and "--rebuild" not in said
+    finally:
+        watching.send_signal(signal.SIGINT)  # Ctrl+C: the process closes the index
+        watching.communicate(timeout=60)
+    assert watching.returncode == 0
+    listed = quarry("scopes", "--db", db, "--json")
+    assert [(s["root"], s["files"]) for s in json.loads(listed.stdout)] == [(str(tree), 20)], listed.stderr

@@ -30,6 +30,7 @@ from .reliability import (
     WITHOUT_OVERRIDE,
     check_invariants,
     chunks_without_vectors,
+    damage_middle,
     needs_setpriv,
     one_line_error,
     quarry,
@@ -97,6 +98,16 @@ def test_unusable_store_is_explained_kept_and_moved_aside_only_on_rebuild(
     assert _digest(moved) == before
     assert json.loads(rebuilt.stdout)["files_indexed"] == 1
     check_invariants(index_copy)
+
+
+def test_damage_inside_the_index_stops_every_command_before_it_writes(index_copy, mixed_root):
+    """With 8 KB of garbage in the middle of the file (here the vectors, which only a search reads), `index`
+    exited 0 and wrote into the damaged file and `scopes` listed it as healthy."""
+    damage_middle(index_copy)
+    before = (_digest(index_copy), index_copy.stat().st_mtime_ns)
+    for args in (("index", mixed_root, "--quiet"), ("scopes",)):
+        one_line_error(quarry(*args, "--db", index_copy), 1, "is damaged (", "--rebuild")
+    assert (_digest(index_copy), index_copy.stat().st_mtime_ns) == before and not _broken_copies(index_copy)
 
 
 def test_rebuild_keeps_a_healthy_store_and_refuses_another_programs_database(tmp_path, index_copy, mixed_root):

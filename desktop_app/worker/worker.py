@@ -519,6 +519,8 @@ class Worker:
         operation = job.operation
         try:
             assert self._engine is not None  # jobs run only once _run() has opened the engine
+            if isinstance(operation, Write):
+                self._engine.store.check_intact()  # nothing is written into a damaged index
             result = operation.run(self._engine)
         except BaseException as exc:  # delivered to whoever awaits the job
             if not isinstance(exc, _USER_ERRORS):  # bad input is the front end's to explain; the rest is kept

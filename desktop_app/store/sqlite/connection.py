@@ -11,6 +11,7 @@ import contextlib
 import os
 import shutil
 import stat
+import struct
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +37,14 @@ MAX_BUSY_TIMEOUT_MS = 2**31 - 1  # SQLite takes a 32-bit int (about 24 days)
 # Below this much free space a write failure is taken for a full disk: sqlite-vec reports a failed write of
 # its 1.5 MB vector blocks as its own error, hiding SQLite's "database or disk is full".
 LOW_SPACE_BYTES = 16 << 20
+# The start of the -shm file: the WAL index header (https://sqlite.org/walformat.html), twice, in this machine's
+# byte order. Its fields: version, unused, change counter, initialised, checksum byte order, page size (65536
+# stored as 1), and how many frames (a page each, after a 24-byte frame header) are committed to the -wal file,
+# which starts with a 32-byte header.
+_WAL_INDEX_HEADER = struct.Struct("=IIIBBHI")
+_WAL_INDEX_HEADER_BYTES = 48
+_WAL_HEADER_BYTES = 32
+_FRAME_HEADER_BYTES = 24
 
 
 def busy_timeout_ms() -> int:
@@ -139,6 +148,13 @@ def translate_errors(path: Path | str) -> Iterator[None]:
 
 
 def store_error(exc: apsw.Error, path: Path) -> StoreError:
+    if isinstance(exc, apsw.IOError) and _log_cut_short(path):
+        return StoreError(
+            f"the write-ahead log {path}-wal of the index database {path} was deleted (or cut short) while "
+            "another process had the index open; that process still holds the changes the log held: let it "
+            "finish, or stop it normally rather than killing it, so that it writes them into the index, then "
+            "try again"
+        )
     if isinstance(exc, (apsw.NotADBError, apsw.CorruptError)):
         return StoreUnusable(path, f"is not a Quarry index or is damaged ({exc})")
     if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
@@ -170,6 +186,27 @@ def store_error(exc: apsw.Error, path: Path) -> StoreError:
             "has space and works, then run the command again"
         )
     return StoreError(f"the index database {path} gave an error ({exc})", (Remedy.REBUILD,))
+
+
+def _log_cut_short(path: Path) -> bool:
+    """Whether the -wal file holds fewer frames than the -shm file says were committed to it: it was deleted
+    (or truncated) while another process had the index open, which goes on using the file it opened. SQLite
+    trusts the -shm while another connection has it open, so reading a page from the missing frames fails as
+    a short read: "disk I/O error", though the disk is not at fault."""
+    wal = Path(f"{path}-wal")
+    try:
+        with open(f"{path}-shm", "rb") as shm:
+            header = shm.read(2 * _WAL_INDEX_HEADER_BYTES)
+        wal_bytes = wal.stat().st_size if wal.exists() else 0
+    except OSError:
+        return False
+    first, second = header[:_WAL_INDEX_HEADER_BYTES], header[_WAL_INDEX_HEADER_BYTES:]
+    if len(second) < _WAL_INDEX_HEADER_BYTES or first != second:  # none, or being rewritten: no verdict
+        return False
+    _, _, _, initialised, _, page_field, frames = _WAL_INDEX_HEADER.unpack_from(first)
+    page_bytes = (page_field & 0xFE00) + ((page_field & 1) << 16)
+    committed = _WAL_HEADER_BYTES + frames * (_FRAME_HEADER_BYTES + page_bytes)
+    return initialised == 1 and frames > 0 and wal_bytes < committed  # no frames: an empty -wal is whole
 
 
 def _full(path: Path) -> StoreError:
