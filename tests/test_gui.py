@@ -414,7 +414,9 @@ def test_up_in_an_empty_bar_offers_the_projects_recent_searches(qtbot, window):
     qtbot.keyClick(window.search_bar, Qt.Key.Key_Up)
     popup = window.search_bar.history_popup.popup()
     qtbot.waitUntil(popup.isVisible, timeout=5_000)
-    assert window.search_bar.history.stringList() == ["parse command line arguments", "multiply two matrices"]
+    offered = window.search_bar.history.stringList()  # (other tests' searches of the shared index follow)
+    assert offered[:2] == ["parse command line arguments", "multiply two matrices"]
+    assert offered.count("parse command line arguments") == 1
     with qtbot.waitSignal(window.results_shown, timeout=10_000):
         window.search_bar.history_popup.activated.emit("multiply two matrices")
     assert window.search_bar.text() == "multiply two matrices" and window.last_response.query == "multiply two matrices"
