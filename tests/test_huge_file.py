@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop_app.indexing.progress import Progress
+from desktop_app.indexing.indexer import IndexOptions
+from desktop_app.indexing.progress import Progress, ProgressReporter
+from desktop_app.indexing.vector_fill import BATCH, VectorFiller
 from desktop_app.search.request import SearchRequest
 from desktop_app.worker.worker import Engine, EngineConfig
 
@@ -52,5 +54,27 @@ def test_a_huge_files_vectors_are_reported_as_they_come_and_survive_a_stop(tmp_p
         second = engine.index(root, None, lambda: False)
         assert not second.cancelled and second.chunks_embedded == total - written  # resumed, nothing done twice
         assert engine.store.vector_ids(MODEL).size == total
+    finally:
+        engine.close()
+
+
+def test_progress_moves_within_a_batch_of_vectors(tmp_path):
+    """A batch of 512 chunks takes seconds of a slow machine's model: its progress is reported slice by slice,
+    not once it is written (the report of a stopped batch falls back to what was written)."""
+    root = _huge_file(tmp_path / "repo")
+    config = EngineConfig(tmp_path / "index.db", index_options=IndexOptions(until="fast"))
+    engine = Engine(config, idle=lambda: None)
+    try:
+        engine.index(root, None, lambda: False)
+        assert engine.embedder is not None
+        seen: list[Progress] = []
+        filler = VectorFiller(engine.store, engine.embedder)
+        try:
+            stop = lambda: engine.store.vector_ids(MODEL).size > 0  # noqa: E731
+            result = filler.fill(ProgressReporter(seen.append, MODEL, interval_s=0), stop)
+        finally:
+            filler.close()
+        assert any(0 < p.chunks_embedded < BATCH for p in seen), [p.chunks_embedded for p in seen]
+        assert seen[-1].chunks_embedded == result.embedded == engine.store.vector_ids(MODEL).size
     finally:
         engine.close()
