@@ -63,6 +63,24 @@ def test_a_relative_cutoff_leaves_out_the_weak_tail_and_keeps_the_ranking(search
         run(searcher, mixed_root, "cache", relative_cutoff=1.0)
 
 
+def test_filters_typed_into_the_query_narrow_it_in_every_ranked_mode(searcher, mixed_root):
+    """Issue 14, item 5: `lang:go path:src/ -path:vendor/` in the query, for the window and the CLI alike."""
+    for mode in ("hybrid", "exact"):
+        typed = run(searcher, mixed_root, "parse lang:rust -path:cli/src/matrix.rs", mode=mode, record_history=False)
+        assert typed.query == "parse" and typed.results, mode
+        assert all(r.language == "rust" and r.path != "cli/src/matrix.rs" for r in typed.results), mode
+    web = run(searcher, mixed_root, 'wait before calling path:"web/"', record_history=False).results
+    assert web and all(r.path.startswith("web/") for r in web)
+    classes = run(searcher, mixed_root, "cache type:class", record_history=False).results
+    assert classes and all(r.symbol_type == "class" for r in classes)
+    with pytest.raises(SearchError, match="only paths can"):
+        run(searcher, mixed_root, "parse -lang:go")
+    with pytest.raises(SearchError, match="unknown language 'klingon'"):
+        run(searcher, mixed_root, "parse lang:klingon")
+    literal = run(searcher, mixed_root, "lang:rust", mode="text", record_history=False)
+    assert literal.query == "lang:rust"  # text mode reads its query as typed
+
+
 def test_exact_mode_matches_identifier_parts_and_whole_names(searcher, mixed_root):
     parts = run(searcher, mixed_root, "parse invoice total", mode="exact").results
     assert parts[0].symbol_name == "parse_invoice_total" and parts[0].semantic_score is None

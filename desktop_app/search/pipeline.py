@@ -19,6 +19,7 @@ from .context import FileLines, expand
 from .dedup import merge_overlapping, merge_units
 from .embedding_cache import QueryEmbeddingCache
 from .fusion import Candidate, definition_key, rank_scores, similarity
+from .inline_filters import with_inline_filters
 from .query import ParsedQuery, any_terms, parse
 from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRemedy, SearchRequest, validate
 from .results import Coverage, SearchResponse, SearchResult
@@ -95,7 +96,7 @@ class Searcher:
 
     def search(self, request: SearchRequest, indexing_roots: Collection[str] = ()) -> SearchResponse:
         started = time.perf_counter()
-        req = validate(request)
+        req = validate(with_inline_filters(request))
         scopes = self._scopes(req)
         if req.filters.changed_only and any(s.type != "worktree" for s in scopes):
             main = next(s for s in scopes if s.type != "worktree")
@@ -120,7 +121,7 @@ class Searcher:
             self.store.add_history(
                 HistoryEntry(
                     time.time(),
-                    req.query,
+                    " ".join(request.query.split()) if req.mode != "text" else request.query,  # as typed, filters too
                     ",".join(s.root for s in scopes) if len(scopes) < 4 else "(all scopes)",
                     req.mode,
                     len(response.results),
