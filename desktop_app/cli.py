@@ -173,6 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--changed", action="store_true", help="in a worktree: only files that differ from the main repository"
     )
+    p.add_argument("--no-tests", action="store_true", help="leave out test files and folders")
+    p.add_argument("--no-docs", action="store_true", help="leave out documentation (Markdown, reStructuredText, ...)")
     p.add_argument("--context", type=int, default=0, help="lines of context above and below each result")
     p.add_argument(
         "--overlap", type=float, default=0.5, help="merge same-file results overlapping more than this share (0..1]"
@@ -560,6 +562,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
         globs=tuple(args.glob),
         min_score=args.min_score,
         changed_only=args.changed,
+        hide_tests=args.no_tests,
+        hide_docs=args.no_docs,
     )
     rerank = _weights(CODE_SEARCH_PRESET if args.rerank == "code" else NO_RERANK, args.weights)
     worker = _worker(args)

@@ -25,7 +25,10 @@ from desktop_app import shared_settings  # noqa: E402
 from desktop_app.app import engine_config  # noqa: E402
 from desktop_app.bridge import EngineBridge  # noqa: E402
 from desktop_app.indexing.progress import Progress  # noqa: E402
-from desktop_app.search.request import SearchRequest  # noqa: E402
+from desktop_app.search.request import (
+    SearchFilters,  # noqa: E402
+    SearchRequest,  # noqa: E402
+)
 from desktop_app.store.location import StoreLocation  # noqa: E402
 from desktop_app.store.postgres.connection import display_url  # noqa: E402
 from desktop_app.ui.app_settings import AppSettings  # noqa: E402
@@ -401,6 +404,23 @@ def test_dialogs_open_from_the_keyboard_and_filters_apply(qtbot, window):
     assert window.last_response.results
     assert all(r.language == "python" and r.path.startswith("src/") for r in window.last_response.results)
     assert "python" in window.filters_button.text()
+
+    # Hide docs in one key, no dialog; the dialog then keeps it.
+    search(qtbot, window, "billing tools deployment")
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        window.session.set_filters(SearchFilters())
+    assert "README.md" in {r.path for r in window.last_response.results}
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        qtbot.keyClick(
+            window.search_bar, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+        )
+    assert window.filters.hide_docs and window.act_hide_docs.isChecked() and "no docs" in window.filters_button.text()
+    assert "README.md" not in {r.path for r in window.last_response.results}
+    window.open_filters()
+    dialog = window.findChild(FiltersDialog)
+    qtbot.waitUntil(lambda: dialog is not None and dialog.isVisible(), timeout=5_000)
+    assert dialog.filters().hide_docs
+    dialog.reject()
 
 
 def test_up_in_an_empty_bar_offers_the_projects_recent_searches(qtbot, window):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import shutil
 
+import pathspec
 import pytest
 
+from desktop_app.search.evidence import TEST_GLOBS, is_test_path
 from desktop_app.search.pipeline import Searcher
 from desktop_app.search.request import SearchError, SearchFilters, SearchRequest
 from desktop_app.store.postgres.store import PostgresStore
@@ -79,6 +81,54 @@ def test_filters_typed_into_the_query_narrow_it_in_every_ranked_mode(searcher, m
         run(searcher, mixed_root, "parse lang:klingon")
     literal = run(searcher, mixed_root, "lang:rust", mode="text", record_history=False)
     assert literal.query == "lang:rust"  # text mode reads its query as typed
+
+
+def test_tests_and_docs_can_be_hidden(mixed_copy, worker_for):
+    """Issue 14, item 5: a hide-tests / hide-docs switch (tests outranked the implementation they test)."""
+    root, db = mixed_copy
+    (root / "tests").mkdir()
+    (root / "tests" / "test_cache.py").write_text(
+        "def test_put_evicts_the_least_recently_used_entry():\n    cache = LRUCache(1)\n    cache.put(1, 1)\n"
+    )
+    (root / "src" / "cache_spec.ts").write_text("it('evicts the least recently used entry', () => {});\n")
+    worker = worker_for(db)
+    worker.index(root).result(timeout=300)
+
+    def paths(**hide) -> set[str]:
+        request = SearchRequest(
+            "evict the least recently used entry",
+            roots=(str(root),),
+            k=30,
+            filters=SearchFilters(**hide),
+            record_history=False,
+        )
+        return {r.path for r in worker.search(request).result(timeout=60).results}
+
+    everything = paths()
+    assert {"tests/test_cache.py", "src/cache_spec.ts", "README.md"} <= everything
+    assert paths(hide_tests=True) == everything - {"tests/test_cache.py", "src/cache_spec.ts"}
+    assert not {p for p in paths(hide_docs=True) if p.endswith(".md")} and "src/cache.py" in paths(hide_docs=True)
+
+
+def test_the_hide_tests_patterns_take_what_ranking_calls_tests():
+    spec = pathspec.GitIgnoreSpec.from_lines(TEST_GLOBS)
+    for path in (
+        "tests/test_x.py",
+        "src/foo_test.go",
+        "web/a.spec.ts",
+        "src/FooTest.java",
+        "Tests/RouteTests.swift",
+        "lib/__tests__/x.js",
+        "pkg/testdata/a.txt",
+        "fixtures/a.json",
+        "spec/x_spec.rb",
+        "src/contest.py",
+        "src/latest.py",
+        "src/attestation.py",
+        "src/spec_helper.rb",
+        "src/test.py",
+    ):
+        assert spec.match_file(path) == is_test_path(path), path
 
 
 def test_exact_mode_matches_identifier_parts_and_whole_names(searcher, mixed_root):

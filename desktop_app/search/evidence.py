@@ -88,6 +88,29 @@ _TEST_PATH = re.compile(
     re.IGNORECASE,
 )
 _CAMEL_TEST_FILE = re.compile(r"[a-z0-9](Tests?|Specs?)\.[^/.]+$")  # FooTest.java, RouteTests.swift
+# The same paths as gitignore patterns, for the "hide tests" filter that the stores apply in SQL (tests check
+# that both say the same of real test paths). One difference: `test_*` takes folders named so too.
+TEST_GLOBS = tuple(
+    f"{cap}{rest}"
+    for cap, rest in (
+        *((c, d) for c in "Tt" for d in ("est/", "ests/", "esting/", "estdata/", "est_data/", "estData/")),
+        *((c, d) for c in "Ss" for d in ("pec/", "pecs/")),
+        *((c, d) for c in "Ff" for d in ("ixture/", "ixtures/")),
+        *((c, "est_*") for c in "Tt"),
+    )
+) + (
+    "__tests__/",
+    "*_test.*",
+    "*_tests.*",
+    "*_spec.*",
+    "*_specs.*",
+    "*.test.*",
+    "*.spec.*",
+    "*[a-z0-9]Test.*",
+    "*[a-z0-9]Tests.*",
+    "*[a-z0-9]Spec.*",
+    "*[a-z0-9]Specs.*",
+)
 
 
 def stem(word: str) -> str:

@@ -10,9 +10,11 @@ from pathlib import Path
 import pathspec
 
 from ..indexing.chunk import CHUNK_TYPES
-from ..indexing.languages import LANGUAGES
+from ..indexing.languages import EXTENSIONS, LANGUAGES
 from ..store.rows import HitFilter
+from .evidence import TEST_GLOBS
 
+DOC_GLOBS = tuple(sorted(f"*{ext}" for ext, kind in EXTENSIONS.items() if kind.kind == "docs"))
 MODES = ("hybrid", "semantic", "exact", "text")  # text: a literal or regex, every line it occurs on
 MAX_K = 100
 MAX_CONTEXT = 200
@@ -67,11 +69,15 @@ class SearchFilters:
     globs: tuple[str, ...] = ()  # gitignore-style patterns; a result must match one
     min_score: float = 0.0
     changed_only: bool = False  # worktree scopes: only files that differ from the main scope
+    hide_tests: bool = False  # leave out test files and folders (evidence.TEST_GLOBS)
+    hide_docs: bool = False  # leave out documentation files (Markdown, reStructuredText, text...)
 
     def hit_filter(self) -> HitFilter:
         """All but the minimum score, as the store applies them in SQL."""
+        hidden = (TEST_GLOBS if self.hide_tests else ()) + (DOC_GLOBS if self.hide_docs else ())
+        globs = self.globs + tuple(f"!{g}" for g in hidden)
         return HitFilter(
-            self.languages, self.chunk_types, self.symbol_types, self.symbol_names, self.changed_only, self.globs
+            self.languages, self.chunk_types, self.symbol_types, self.symbol_names, self.changed_only, globs
         )
 
     @property
@@ -84,6 +90,8 @@ class SearchFilters:
             or self.globs
             or self.min_score > 0
             or self.changed_only
+            or self.hide_tests
+            or self.hide_docs
         )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
@@ -33,12 +35,16 @@ def describe(filters: SearchFilters) -> str:
         parts.append(", ".join(langs[:3]) + (f" +{len(langs) - 3}" if len(langs) > 3 else ""))
     if filters.globs:
         parts.append(" ".join(filters.globs))
+    hidden = [name for name, on in (("tests", filters.hide_tests), ("docs", filters.hide_docs)) if on]
+    if hidden:
+        parts.append("no " + ", no ".join(hidden))
     return " · ".join(parts)
 
 
 class FiltersDialog(QDialog):
     def __init__(self, filters: SearchFilters, parent: QWidget | None = None):
         super().__init__(parent)
+        self._given = filters  # what the dialog does not show (hide tests/docs, the minimum score) is kept
         self.setWindowTitle("Search filters")
         self.languages = QListWidget()
         self.languages.setMinimumHeight(220)
@@ -67,7 +73,6 @@ class FiltersDialog(QDialog):
         layout.addLayout(form)
         layout.addWidget(hint)
         layout.addWidget(buttons)
-        self._min_score = filters.min_score
 
     def filters(self) -> SearchFilters:
         checked = tuple(
@@ -75,7 +80,7 @@ class FiltersDialog(QDialog):
             for i in range(self.languages.count())
             if self.languages.item(i).checkState() == Qt.CheckState.Checked
         )
-        return SearchFilters(languages=checked, globs=parse_globs(self.globs.text()), min_score=self._min_score)
+        return dataclasses.replace(self._given, languages=checked, globs=parse_globs(self.globs.text()))
 
     def _reset(self) -> None:
         for i in range(self.languages.count()):

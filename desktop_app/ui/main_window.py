@@ -273,6 +273,19 @@ class MainWindow(QMainWindow):
             button.setToolTip(f"{label.replace('&', '')} in text search ({key})")
             self.mode_buttons.addWidget(button)
         self._enable_text_actions()
+        # Tests and documentation out of the way in one key each (they are sometimes the answer, so kept by
+        # default, at a discount in the ranking).
+        self.act_hide_tests = a(
+            "Hide Tes&ts", lambda _=False: self._toggle_hidden(), "Ctrl+Shift+T", tip="Leave out test files and folders"
+        )
+        self.act_hide_docs = a(
+            "Hide &Docs", lambda _=False: self._toggle_hidden(), "Ctrl+Shift+D", tip="Leave out documentation files"
+        )
+        for act in (self.act_hide_tests, self.act_hide_docs):
+            act.setCheckable(True)
+            button = QToolButton()
+            button.setDefaultAction(act)
+            self.mode_buttons.addWidget(button)
         self.act_group = a("&Group Results by File", lambda _=False: self._toggle_grouping(), "Ctrl+G")
         self.act_group.setCheckable(True)
         self.act_group.setChecked(self.settings.group_by_file if self._persist else False)
@@ -305,7 +318,7 @@ class MainWindow(QMainWindow):
         search_menu.addSeparator()
         search_menu.addActions(list(self.text_actions.values()))
         search_menu.addSeparator()
-        search_menu.addAction(self.act_group)
+        search_menu.addActions([self.act_hide_tests, self.act_hide_docs, self.act_group])
         help_menu = bar.addMenu("&Help")
         help_menu.addActions([self.act_shortcuts, self.act_open_logs, self.act_about])
         self._fill_recent_menu()
@@ -426,6 +439,8 @@ class MainWindow(QMainWindow):
                 self.settings.mode = self.mode
         if aspect == "filters":
             self._show_filters_summary()
+            self.act_hide_tests.setChecked(self.filters.hide_tests)
+            self.act_hide_docs.setChecked(self.filters.hide_docs)
         if aspect in ("project", "mode", "filters") and self.search_bar.text().strip():
             self.search_now()
 
@@ -803,6 +818,13 @@ class MainWindow(QMainWindow):
 
     def set_mode(self, mode: str) -> None:
         self.session.set_mode(mode)
+
+    def _toggle_hidden(self) -> None:
+        self.apply_filters(
+            dataclasses.replace(
+                self.filters, hide_tests=self.act_hide_tests.isChecked(), hide_docs=self.act_hide_docs.isChecked()
+            )
+        )
 
     def _toggle_grouping(self) -> None:
         if self._persist:
