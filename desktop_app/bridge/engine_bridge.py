@@ -140,7 +140,7 @@ class EngineBridge(QObject):
 
     async def read_lines(
         self, path: Path | str, sha256: str, start_line: int, end_line: int, context: int
-    ) -> tuple[int, int, str] | None:
+    ) -> tuple[int, int, str, str] | None:
         return await self._await((await self._ready()).read_lines(path, sha256, start_line, end_line, context))
 
     async def remove_scope(self, root: Path | str) -> int:

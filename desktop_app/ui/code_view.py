@@ -8,7 +8,7 @@ from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QPainter, QPaintEvent, QResizeEvent, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
-from .highlighting import TokenFormats, insert_highlighted, lexer_for
+from .highlighting import Run, TokenFormats, insert_runs
 
 HIT_BACKGROUND = QColor("#fff3b8")
 MATCH_BACKGROUND = QColor("#ffc94d")  # a text-mode match, on top of its line's HIT_BACKGROUND
@@ -43,15 +43,14 @@ class CodeView(QPlainTextEdit):
 
     def show_code(
         self,
-        text: str,
+        runs: list[Run],
         first_line: int,
         hit_start: int,
         hit_end: int,
-        language: str,
         matches: Sequence[tuple[int, int, int]] = (),
     ) -> None:
-        """Show `text` whose first line is file line `first_line`, marking lines hit_start..hit_end and the
-        `matches` (file line, start column, end column) within them."""
+        """Show lexed text (highlighting.lex_runs) whose first line is file line `first_line`, marking lines
+        hit_start..hit_end and the `matches` (file line, start column, end column) within them."""
         self.first_line = first_line
         self.hit_lines = (hit_start, hit_end)
         self.matches = list(matches)
@@ -59,7 +58,7 @@ class CodeView(QPlainTextEdit):
         doc.clear()
         cursor = QTextCursor(doc)
         cursor.beginEditBlock()
-        insert_highlighted(cursor, text, lexer_for(language), self._formats)
+        insert_runs(cursor, runs, self._formats)
         cursor.endEditBlock()
         self._mark_hits()
         self._fit_gutter()

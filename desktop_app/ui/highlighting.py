@@ -62,18 +62,37 @@ class TokenFormats:
         return fmt
 
 
-def insert_highlighted(cursor: QTextCursor, text: str, lexer: Lexer, formats: TokenFormats) -> None:
-    """Insert `text` at `cursor`, coloured token by token (adjacent tokens of one colour merged)."""
+Run = tuple[_TokenType, str]  # a stretch of text of one token type
+
+
+def lex_runs(text: str, language: str, lead: str = "") -> list[Run]:
+    """`text` as runs of one token type each, lexed after `lead` (the lines before it in its file): an
+    excerpt that starts inside a docstring or a comment is coloured as one, not read as code from its first
+    line (which inverted the colours). Pure Pygments, so the window runs it off its own thread."""
+    runs: list[Run] = []
     run_token: _TokenType | None = None
     run: list[str] = []
     run_len = 0
-    for token, value in lexer.get_tokens(text):
+    skip = len(lead)
+    for token, value in lexer_for(language).get_tokens(lead + text):
+        if skip:
+            if len(value) <= skip:
+                skip -= len(value)
+                continue
+            value, skip = value[skip:], 0
         # Colours are styled on the token's closest styled ancestor; merging on the token type is enough.
         if token is not run_token or run_len > _MAX_TOKEN_RUN:
-            if run:
-                cursor.insertText("".join(run), formats.format_for(run_token))
+            if run_token is not None and run:
+                runs.append((run_token, "".join(run)))
             run_token, run, run_len = token, [], 0
         run.append(value)
         run_len += len(value)
-    if run:
-        cursor.insertText("".join(run), formats.format_for(run_token))
+    if run_token is not None and run:
+        runs.append((run_token, "".join(run)))
+    return runs
+
+
+def insert_runs(cursor: QTextCursor, runs: list[Run], formats: TokenFormats) -> None:
+    """Insert lexed runs at `cursor`, each in its token's colours."""
+    for token, value in runs:
+        cursor.insertText(value, formats.format_for(token))

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from ..bridge import EngineBridge
 from .code_view import CodeView
+from .highlighting import Run, lex_runs
 
 FILE_VIEW_LINES = 400  # a whole-file preview (a dropped file) starts with this many lines
 MORE_CONTEXT_STEP = 10
@@ -107,27 +108,28 @@ class PreviewPane(QWidget):
         if seq != self._seq:
             return  # the user moved on; a newer preview is on its way
         if lines is not None:
-            self.show_lines(target, *lines)
+            first, last, text, lead = lines
+            note = ""
         elif target.snippet:
-            self.show_lines(
-                target,
-                target.start_line,
-                target.end_line,
-                target.snippet,
-                note="changed on disk since it was indexed: showing the indexed text (F5 re-indexes)",
-            )
+            first, last, text, lead = target.start_line, target.end_line, target.snippet, ""
+            note = "changed on disk since it was indexed: showing the indexed text (F5 re-indexes)"
         else:
             self.show_message(
                 f"{target.path} changed or disappeared since it was indexed; press F5 to re-index.", target
             )
+            return
+        # Pygments on a thousand lines takes tens of milliseconds: not on the UI thread.
+        runs = await asyncio.to_thread(lex_runs, text, target.language, lead)
+        if seq == self._seq:
+            self.show_lines(target, first, last, runs, note)
 
     # --- display --------------------------------------------------------------------------------
 
-    def show_lines(self, target: PreviewTarget, first: int, last: int, text: str, note: str = "") -> None:
+    def show_lines(self, target: PreviewTarget, first: int, last: int, runs: list[Run], note: str = "") -> None:
         self.target, self.shown_lines = target, (first, last)
         self.header.setText(target.path)
         self.detail.setText(f"{target.title}   ·   {note or f'lines {first}–{last}'}")
-        self.code.show_code(text, first, target.start_line, target.end_line, target.language, target.matches)
+        self.code.show_code(runs, first, target.start_line, target.end_line, target.matches)
         self.more.setEnabled(True)
 
     def show_message(self, message: str, target: PreviewTarget | None = None) -> None:

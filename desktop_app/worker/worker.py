@@ -52,6 +52,7 @@ class ScopeNotFound(LookupError):
 
 
 PRIORITY_SEARCH = 0  # urgent reads: searches and the preview's lines
+LEAD_LINES = 1000  # lines before an excerpt handed to the preview's highlighter (see read_lines)
 PRIORITY_READ = 1
 PRIORITY_WRITE = 2
 # The names of the writes the worker starts by itself.
@@ -329,13 +330,19 @@ class Worker:
         return self._stoppable(REEMBED, lambda e, stop: e.reembed(progress, stop), Change.CONTENT | Change.MODEL)
 
     def read_lines(self, path: Path | str, sha256: str, start_line: int, end_line: int, context: int) -> Future:
-        """(first, last, text) of lines start-context .. end+context of an indexed file, read on this thread;
-        None when the file is gone or its content no longer has `sha256` (it changed since indexing)."""
+        """(first, last, text, lead) of lines start-context .. end+context of an indexed file, read on this
+        thread, `lead` being up to LEAD_LINES lines before them (a highlighter reads them first, so that an
+        excerpt starting inside a docstring is coloured as one); None when the file is gone or its content no
+        longer has `sha256` (it changed since indexing)."""
 
-        def job(engine: Engine) -> tuple[int, int, str] | None:
+        def job(engine: Engine) -> tuple[int, int, str, str] | None:
             engine.want_file(Path(path))  # a file the user looks at gets the model's vectors first
             lines = FileLines().lines_if_current(Path(path), sha256)
-            return None if lines is None else expand(lines, start_line, end_line, context)
+            if lines is None:
+                return None
+            first, last, text = expand(lines, start_line, end_line, context)
+            lead = lines[max(0, first - 1 - LEAD_LINES) : first - 1]
+            return first, last, text, "".join(line + "\n" for line in lead)
 
         return self.run(Read("read lines", job, urgent=True))
 
