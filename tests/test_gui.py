@@ -280,10 +280,11 @@ def test_preview_shows_the_hit_with_context_and_highlighted_lines(qtbot, window,
     n = window.preview.context_lines
     assert n == 5
     code = window.preview.code
-    first, last = window.preview.shown_lines
-    assert first == max(1, hit.start_line - n) and code.first_line == first
-    assert last == min(len(file_lines) - (file_lines[-1] == ""), hit.end_line + n)
+    first, last = window.preview.shown_lines  # the whole file (issue 14, item 3), scrolled to the hit
+    assert first == 1 and code.first_line == 1 and last == len(file_lines) - (file_lines[-1] == "")
     assert code.toPlainText() == "\n".join(file_lines[first - 1 : last])
+    scroll = code.verticalScrollBar()
+    assert scroll.value() == min(scroll.maximum(), max(0, hit.start_line - 1 - n))  # n lines above the hit
     marked = [first + sel.cursor.blockNumber() for sel in code.extraSelections()]
     assert marked == list(range(hit.start_line, hit.end_line + 1))
     # Pygments colours: at least one fragment carries a non-default foreground.
@@ -296,10 +297,9 @@ def test_preview_shows_the_hit_with_context_and_highlighted_lines(qtbot, window,
         block = block.next()
     assert coloured
 
-    qtbot.keyClick(window.search_bar, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)  # more context
-    wait_preview(qtbot, window)
-    more_first, more_last = window.preview.shown_lines
-    assert more_first == max(1, hit.start_line - n - 10) and more_last >= last
+    assert code.lineWrapMode() == code.LineWrapMode.NoWrap
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_Z, Qt.KeyboardModifier.AltModifier)  # wrap long lines
+    assert code.lineWrapMode() == code.LineWrapMode.WidgetWidth and window.settings.wrap_lines
 
 
 def test_text_mode_lists_each_matching_line_and_highlights_the_match_in_the_preview(qtbot, window):

@@ -87,6 +87,15 @@ class AppSettings:
             self.q.setValue("search/mode", value)
 
     @property
+    def wrap_lines(self) -> bool:
+        """The preview wraps long lines at its width, rather than scrolling sideways."""
+        return str(self.q.value("preview/wrap_lines", "false")).lower() == "true"
+
+    @wrap_lines.setter
+    def wrap_lines(self, value: bool) -> None:
+        self.q.setValue("preview/wrap_lines", "true" if value else "false")
+
+    @property
     def group_by_file(self) -> bool:
         """Results grouped under their files, rather than one ranked list (the default)."""
         return str(self.q.value("search/group_by_file", "false")).lower() == "true"

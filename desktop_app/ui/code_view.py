@@ -34,6 +34,8 @@ class CodeView(QPlainTextEdit):
         self.first_line = 1
         self.hit_lines = (0, -1)  # inclusive range of file line numbers to mark
         self.matches: list[tuple[int, int, int]] = []  # (file line, start column, end column) to highlight
+        self.lines_above = 3  # lines shown above the hit when the view scrolls to it
+        self.set_wrapping(False)
         self._gutter = _Gutter(self)
         self.blockCountChanged.connect(self._fit_gutter)
         self.updateRequest.connect(self._scroll_gutter)
@@ -97,11 +99,16 @@ class CodeView(QPlainTextEdit):
         self.setExtraSelections(selections)
 
     def _reveal_hit(self) -> None:
-        """Scroll so the hit starts a few lines below the top when it does not all fit."""
+        """Scroll so the hit starts `lines_above` lines below the top (as far as the file allows)."""
         block = self.document().findBlockByNumber(max(0, self.hit_lines[0] - self.first_line))
         if block.isValid():
             self.setTextCursor(QTextCursor(block))
-            self.verticalScrollBar().setValue(max(0, block.blockNumber() - 3))
+            self.verticalScrollBar().setValue(max(0, block.blockNumber() - self.lines_above))
+
+    def set_wrapping(self, wrap: bool) -> None:
+        """Long lines wrap at the view's width, or scroll sideways (the default, as in editors)."""
+        mode = QPlainTextEdit.LineWrapMode.WidgetWidth if wrap else QPlainTextEdit.LineWrapMode.NoWrap
+        self.setLineWrapMode(mode)
 
     # --- gutter ---------------------------------------------------------------------------------
 

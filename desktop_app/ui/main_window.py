@@ -286,6 +286,10 @@ class MainWindow(QMainWindow):
             button = QToolButton()
             button.setDefaultAction(act)
             self.mode_buttons.addWidget(button)
+        self.act_wrap = a("&Wrap Lines in Preview", lambda _=False: self._toggle_wrapping(), "Alt+Z")
+        self.act_wrap.setCheckable(True)
+        self.act_wrap.setChecked(self.settings.wrap_lines if self._persist else False)
+        self.preview.code.set_wrapping(self.act_wrap.isChecked())
         self.act_group = a("&Group Results by File", lambda _=False: self._toggle_grouping(), "Ctrl+G")
         self.act_group.setCheckable(True)
         self.act_group.setChecked(self.settings.group_by_file if self._persist else False)
@@ -318,7 +322,7 @@ class MainWindow(QMainWindow):
         search_menu.addSeparator()
         search_menu.addActions(list(self.text_actions.values()))
         search_menu.addSeparator()
-        search_menu.addActions([self.act_hide_tests, self.act_hide_docs, self.act_group])
+        search_menu.addActions([self.act_hide_tests, self.act_hide_docs, self.act_group, self.act_wrap])
         help_menu = bar.addMenu("&Help")
         help_menu.addActions([self.act_shortcuts, self.act_open_logs, self.act_about])
         self._fill_recent_menu()
@@ -825,6 +829,11 @@ class MainWindow(QMainWindow):
                 self.filters, hide_tests=self.act_hide_tests.isChecked(), hide_docs=self.act_hide_docs.isChecked()
             )
         )
+
+    def _toggle_wrapping(self) -> None:
+        self.preview.code.set_wrapping(self.act_wrap.isChecked())
+        if self._persist:
+            self.settings.wrap_lines = self.act_wrap.isChecked()
 
     def _toggle_grouping(self) -> None:
         if self._persist:

@@ -16,8 +16,9 @@ from ..bridge import EngineBridge
 from .code_view import CodeView
 from .highlighting import Run, lex_runs
 
-FILE_VIEW_LINES = 400  # a whole-file preview (a dropped file) starts with this many lines
-MORE_CONTEXT_STEP = 10
+# The preview holds the hit's whole file, scrolled to the hit, up to this many lines on each side of it (a
+# generated file of 100K lines would stall the window while its text is laid out; More context adds more).
+PREVIEW_LINES = 3000
 IDLE_MESSAGE = "Type to search. Results appear as you type; Up/Down moves through them."
 
 
@@ -88,12 +89,12 @@ class PreviewPane(QWidget):
 
     def more_context(self) -> None:
         if self.target is not None:
-            self._extra += max(MORE_CONTEXT_STEP, self.context_lines)
+            self._extra += PREVIEW_LINES
             self._seq += 1
             self._load(self.target)
 
     def _load(self, target: PreviewTarget) -> None:
-        context = (FILE_VIEW_LINES if target.whole_file else self.context_lines) + self._extra
+        context = PREVIEW_LINES + self._extra
         self.task = asyncio.ensure_future(self._read(self._seq, target, context))
 
     async def _read(self, seq: int, target: PreviewTarget, context: int) -> None:
@@ -129,6 +130,7 @@ class PreviewPane(QWidget):
         self.target, self.shown_lines = target, (first, last)
         self.header.setText(target.path)
         self.detail.setText(f"{target.title}   ·   {note or f'lines {first}–{last}'}")
+        self.code.lines_above = self.context_lines
         self.code.show_code(runs, first, target.start_line, target.end_line, target.matches)
         self.more.setEnabled(True)
 

@@ -94,7 +94,7 @@ class SettingsDialog(QDialog):
             self.provider.addItem(_PROVIDER_LABELS[key], key)
         self.provider.setCurrentIndex(PROVIDERS.index(prefs.provider) if prefs.provider in PROVIDERS else 0)
         form = QFormLayout()
-        form.addRow("&Context lines in preview", self.context)
+        form.addRow("&Lines above a hit in the preview", self.context)
         form.addRow("Skip files &larger than", self.max_size)
         form.addRow("&Model", self.model)
         folder_label = QLabel("Model &folder")  # a row holding a layout gets no buddy (nor a mnemonic) by itself
