@@ -34,6 +34,7 @@ from desktop_app.store.postgres.connection import display_url  # noqa: E402
 from desktop_app.ui.app_settings import AppSettings  # noqa: E402
 from desktop_app.ui.filters_dialog import FiltersDialog  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
+from desktop_app.ui.quick_open import QuickOpen  # noqa: E402
 from desktop_app.ui.result_model import EVIDENCE_LABELS, EVIDENCE_ROLE  # noqa: E402
 from desktop_app.ui.settings_dialog import Preferences, SettingsDialog  # noqa: E402
 from desktop_app.ui.shortcuts_dialog import ShortcutsDialog  # noqa: E402
@@ -440,6 +441,30 @@ def test_up_in_an_empty_bar_offers_the_projects_recent_searches(qtbot, window):
     with qtbot.waitSignal(window.results_shown, timeout=10_000):
         window.search_bar.history_popup.activated.emit("multiply two matrices")
     assert window.search_bar.text() == "multiply two matrices" and window.last_response.query == "multiply two matrices"
+
+
+def test_ctrl_p_opens_a_file_and_ctrl_t_a_definition_by_a_fuzzy_name(qtbot, window):
+    """Issue 14, item 5: VS Code's Quick Open and Go to Symbol (project switching moved to Ctrl+R)."""
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
+    dialog = window.findChild(QuickOpen)
+    qtbot.waitUntil(lambda: dialog is not None and dialog.isVisible(), timeout=5_000)
+    with qtbot.waitSignal(dialog.answered, timeout=10_000):
+        qtbot.keyClicks(dialog.field, "htcli")
+    assert dialog.list.item(0).text() == "src/http_client.py"
+    qtbot.keyClick(dialog.field, Qt.Key.Key_Return)
+    wait_preview(qtbot, window)
+    assert window.preview.target.path == "src/http_client.py"  # (the dialog closed itself on Enter)
+    assert window.preview.shown_lines[0] == 1  # the whole file
+
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.findChildren(QuickOpen)), timeout=5_000)
+    symbols = next(d for d in window.findChildren(QuickOpen) if d.isVisible())
+    with qtbot.waitSignal(symbols.answered, timeout=10_000):
+        qtbot.keyClicks(symbols.field, "lru put")
+    assert symbols.list.item(0).text().startswith("method LRUCache.put   src/cache.py:")
+    qtbot.keyClick(symbols.field, Qt.Key.Key_Return)
+    wait_preview(qtbot, window)
+    assert (window.preview.target.path, window.preview.target.start_line) == ("src/cache.py", 15)
 
 
 def test_f5_reindexes_the_project(qtbot, window):

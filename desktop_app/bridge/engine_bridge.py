@@ -21,7 +21,7 @@ from ..indexing.indexer import IndexStats
 from ..indexing.progress import Progress
 from ..search.request import SearchRequest
 from ..search.results import SearchResponse
-from ..store.rows import HistoryEntry, ScopeSummary
+from ..store.rows import FileState, HistoryEntry, Hit, Scope, ScopeSummary
 from ..worker.dropped_paths import DroppedPath
 from ..worker.worker import EngineConfig, IndexHandle, Worker
 
@@ -146,6 +146,12 @@ class EngineBridge(QObject):
     async def remove_scope(self, root: Path | str) -> int:
         """Remove an indexed folder from the index; its change notice follows on `changed`."""
         return await self._await((await self._ready()).remove_scope(root))
+
+    async def find_files(self, scope: Scope, query: str) -> list[FileState]:
+        return await self._await((await self._ready()).find_files(scope, query))
+
+    async def find_symbols(self, scope: Scope, query: str) -> list[Hit]:
+        return await self._await((await self._ready()).find_symbols(scope, query))
 
     async def history(self, limit: int = 50) -> list[HistoryEntry]:
         """The most recent searches recorded (Enter in the window, every CLI search), newest first."""

@@ -74,6 +74,11 @@ class Catalog(Protocol):
 
     def file_row(self, scope_id: str, path: str) -> FileState | None: ...
 
+    def symbol_places(self, scope_ids: Sequence[str]) -> list[tuple[PlaceId, str, str | None, str]]:
+        """(place, symbol name, parent symbol, path) of every place defining a symbol in these scopes (Go to
+        Symbol ranks them by name)."""
+        ...
+
     def known_chunks(self, hashes: Iterable[str]) -> dict[str, ChunkId]:
         """Ids of those of `hashes` already stored (their text need not be written again)."""
         ...

@@ -12,7 +12,7 @@ import logging
 import sys
 import time
 import traceback
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,7 @@ from .filters_dialog import FiltersDialog, describe
 from .notice_banner import NoticeBanner
 from .preview_pane import IDLE_MESSAGE, PreviewPane, PreviewTarget
 from .progress_panel import ProgressPanel
+from .quick_open import QuickOpen
 from .result_model import hit_label
 from .result_tree import ResultTree
 from .search_bar import SearchBar
@@ -219,7 +220,10 @@ class MainWindow(QMainWindow):
         self.act_open_folder = a(
             "&Open Folder…", self.choose_folder, "Ctrl+Shift+O", tip="Add a folder as a project and index it"
         )
-        self.act_switch_project = a("Switch &Project", self._focus_projects, "Ctrl+P")
+        # Ctrl+P and Ctrl+T as in VS Code; switching projects moved to Ctrl+R (VS Code's "open recent").
+        self.act_quick_open = a("&Quick Open File…", lambda _=False: self.quick_open(), "Ctrl+P")
+        self.act_go_to_symbol = a("Go to S&ymbol…", lambda _=False: self.go_to_symbol(), "Ctrl+T")
+        self.act_switch_project = a("Switch &Project", self._focus_projects, "Ctrl+R")
         self.act_reindex = a("&Re-index Project", lambda _=False: self.reindex(), "F5")
         self.act_remove_project = a(
             "Re&move Project from Index…",
@@ -305,7 +309,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.act_open_folder)
         self.recent_menu = QMenu("Recent &Projects", self)
         file_menu.addMenu(self.recent_menu)
-        file_menu.addAction(self.act_switch_project)
+        file_menu.addActions([self.act_quick_open, self.act_go_to_symbol, self.act_switch_project])
         file_menu.addSeparator()
         file_menu.addActions([self.act_reindex, self.act_cancel_index, self.act_remove_project])
         file_menu.addSeparator()
@@ -908,6 +912,59 @@ class MainWindow(QMainWindow):
         problem = editor_launcher.open_in_editor(path, line, self.editor)
         if problem:
             self.show_message(problem, "error")
+
+    # --- quick open -----------------------------------------------------------------------------
+
+    def quick_open(self) -> QuickOpen | None:
+        """Ctrl+P: a file of the project by a fuzzy part of its path."""
+        return self._quick_open("Quick Open", "File name, fuzzily: mwin finds main_window.py", self._find_files)
+
+    def go_to_symbol(self) -> QuickOpen | None:
+        """Ctrl+T: a definition of the project by a fuzzy part of its name (Class.method)."""
+        return self._quick_open("Go to Symbol", "Symbol name, fuzzily: lru put finds LRUCache.put", self._find_symbols)
+
+    def _quick_open(self, title: str, hint: str, find: Callable[[str], Awaitable[list]]) -> QuickOpen | None:
+        if self.session.project_scope is None:
+            self.show_message("Open an indexed folder first: Quick Open and Go to Symbol look in its index.", "warning")
+            return None
+        dialog = QuickOpen(title, hint, find, self._open_choice, self)
+        self._open_dialog(dialog)
+        dialog.field.setFocus()
+        return dialog
+
+    async def _find_files(self, text: str) -> list[tuple[str, PreviewTarget]]:
+        scope = self.session.project_scope
+        if scope is None:
+            return []
+        files = await self.bridge.find_files(scope.scope, text)
+        out = []
+        for f in files:
+            kind = classify(f.path)
+            language = kind.language if kind else ""
+            target = PreviewTarget(scope.scope.root, f.path, f.sha256 or "", 1, 0, language, "whole file")
+            out.append((f.path, target))
+        return out
+
+    async def _find_symbols(self, text: str) -> list[tuple[str, PreviewTarget]]:
+        scope = self.session.project_scope
+        if scope is None:
+            return []
+        out = []
+        for h in await self.bridge.find_symbols(scope.scope, text):
+            name = f"{h.parent_symbol}.{h.symbol_name}" if h.parent_symbol else h.symbol_name
+            label = f"{h.symbol_type or ''} {name}   {h.path}:{h.start_line}".strip()
+            target = PreviewTarget(
+                scope.scope.root, h.path, h.file_sha256, h.start_line, h.end_line, h.language, label, h.text
+            )
+            out.append((label, target))
+        return out
+
+    def _open_choice(self, target: PreviewTarget, in_editor: bool) -> None:
+        self.preview.preview(target)
+        if in_editor:
+            problem = editor_launcher.open_in_editor(target.abs_path, max(1, target.start_line), self.editor)
+            if problem:
+                self.show_message(problem, "error")
 
     # --- dialogs --------------------------------------------------------------------------------
 

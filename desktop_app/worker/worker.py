@@ -12,12 +12,12 @@ import heapq
 import itertools
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from ..embedding import ModelError
 from ..embedding.choice import configured_embedder, embedder_for_source
@@ -29,11 +29,12 @@ from ..indexing.reembed import reembed
 from ..indexing.vector_fill import WantedChunks
 from ..indexing.watcher import ChangeWatcher
 from ..search.context import FileLines, expand
+from ..search.fuzzy import fuzzy_rank
 from ..search.pipeline import Searcher
 from ..search.request import SearchError, SearchRequest
 from ..search.results import SearchResponse
 from ..store.location import DEFAULT_EF_SEARCH, StoreLocation, open_store
-from ..store.rows import HistoryEntry, Hit, HitFilter, Scope, ScopeSummary
+from ..store.rows import FileState, HistoryEntry, Hit, HitFilter, PlaceId, Scope, ScopeSummary
 from .dropped_paths import DroppedPath, inspect_dropped
 from .operations import Change, ChangeNotice, Read, Write
 
@@ -52,6 +53,7 @@ class ScopeNotFound(LookupError):
 
 
 PRIORITY_SEARCH = 0  # urgent reads: searches and the preview's lines
+QUICK_OPEN_LIMIT = 50  # files or symbols listed by Quick Open and Go to Symbol
 LEAD_LINES = 1000  # lines before an excerpt handed to the preview's highlighter (see read_lines)
 PRIORITY_READ = 1
 PRIORITY_WRITE = 2
@@ -99,6 +101,8 @@ class Engine:
         self.wanted = WantedChunks()
         self._idle = idle
         self.searcher = self._searcher_for_active_model()
+        self._listings: dict[tuple[str, str], Any] = {}  # see listing()
+        self._listings_generation: Hashable = None
 
     def _configured_embedder(self) -> TextEmbedder:
         """The model the configuration switches to, else the one the index was made with."""
@@ -206,6 +210,16 @@ class Engine:
 
     def search(self, request: SearchRequest) -> SearchResponse:
         return self.searcher.search(request, self.indexing_roots)
+
+    def listing(self, key: tuple[str, str], read: Callable[[], T]) -> T:
+        """A list read from the store (a scope's paths, its symbols), kept until the next write."""
+        generation = self.store.generation
+        if self._listings_generation != generation:
+            self._listings.clear()
+            self._listings_generation = generation
+        if key not in self._listings:
+            self._listings[key] = read()
+        return cast(T, self._listings[key])
 
     def want_file(self, path: Path) -> None:
         """Queue the chunks of the indexed file at `path` (absolute) to be embedded before the rest."""
@@ -388,6 +402,38 @@ class Worker:
             return sorted(hits, key=lambda h: (h.symbol_name != name, h.path, h.start_line))
 
         return self.run(Read("find symbol", job, urgent=True))
+
+    def find_files(self, scope: Scope, query: str, limit: int = QUICK_OPEN_LIMIT) -> Future[list[FileState]]:
+        """Quick Open: the files in `scope` whose paths fuzzily match `query`, best first (search/fuzzy.py)."""
+
+        def job(engine: Engine) -> list[FileState]:
+            def read() -> tuple[list[str], list[FileState]]:
+                states = engine.store.file_states(scope.id).values()
+                files = sorted((f for f in states if f.sha256 is not None), key=lambda f: f.path)  # indexed ones
+                return [f.path for f in files], files
+
+            paths, files = engine.listing(("files", scope.id), read)
+            return [files[i] for i in fuzzy_rank(query, paths, limit)]
+
+        return self.run(Read("find files", job, urgent=True))
+
+    def find_symbols(self, scope: Scope, query: str, limit: int = QUICK_OPEN_LIMIT) -> Future[list[Hit]]:
+        """Go to Symbol: the definitions in `scope` whose `Parent.name` fuzzily matches `query`, best first;
+        one place per definition (the first window of a long one)."""
+
+        def job(engine: Engine) -> list[Hit]:
+            def read() -> tuple[list[str], list[PlaceId]]:
+                first: dict[tuple[str, str | None, str], PlaceId] = {}
+                for place, name, parent, path in engine.store.symbol_places([scope.id]):
+                    first.setdefault((name, parent, path), place)
+                return [f"{p}.{n}" if p else n for n, p, _ in first], list(first.values())
+
+            names, places = engine.listing(("symbols", scope.id), read)
+            ranked = fuzzy_rank(query, names, limit, tail_separator=".")
+            hits = {h.place_id: h for h in engine.store.hits_for_places([places[i] for i in ranked])}
+            return [hits[places[i]] for i in ranked if places[i] in hits]
+
+        return self.run(Read("find symbols", job, urgent=True))
 
     def history(self, limit: int = 50) -> Future[list[HistoryEntry]]:
         return self.run(Read("search history", lambda e: e.store.history(limit)))

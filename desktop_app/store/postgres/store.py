@@ -411,6 +411,14 @@ class PostgresStore:
         rows = self._rows("SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = %s", (scope_id,))
         return {r[0]: FileState(*r) for r in rows}
 
+    def symbol_places(self, scope_ids: Sequence[str]) -> list[tuple[PlaceId, str, str | None, str]]:
+        rows = self._rows(
+            "SELECT fc.id, fc.symbol_name, fc.parent_symbol, f.path FROM file_chunk fc JOIN file f ON f.id = "
+            "fc.file_id WHERE fc.scope_id = ANY(%s) AND fc.symbol_name IS NOT NULL ORDER BY fc.id",
+            (list(scope_ids),),
+        )
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
     def file_row(self, scope_id: str, path: str) -> FileState | None:
         rows = self._rows(
             "SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = %s AND path = %s", (scope_id, path)

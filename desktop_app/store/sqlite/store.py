@@ -661,6 +661,14 @@ class SqliteStore:
             )
         ]
 
+    def symbol_places(self, scope_ids: Sequence[str]) -> list[tuple[PlaceId, str, str | None, str]]:
+        smarks = ",".join("?" * len(scope_ids))
+        return self._rows(
+            "SELECT fc.id, fc.symbol_name, fc.parent_symbol, f.path FROM file_chunk fc JOIN file f ON f.id = "
+            f"fc.file_id WHERE fc.scope_id IN ({smarks}) AND fc.symbol_name IS NOT NULL ORDER BY fc.id",
+            tuple(scope_ids),
+        )
+
     def file_row(self, scope_id: str, path: str) -> FileState | None:
         rows = self._rows(
             "SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = ? AND path = ?", (scope_id, path)
