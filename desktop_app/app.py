@@ -23,6 +23,7 @@ from .store.location import StoreLocation, default_location
 from .ui.app_settings import AppSettings
 from .ui.main_window import MIN_SIZE, MainWindow
 from .ui.refcount_guard import guard_singleton_refcounts
+from .ui.single_instance import InstanceChannel, channel_name, hand_over
 from .worker.worker import EngineConfig
 
 SCREENSHOT_SIZE = (1280, 800)
@@ -47,9 +48,20 @@ def run_gui(args: argparse.Namespace) -> int:
     asyncio.set_event_loop(loop)
     settings = AppSettings()
     bridge = EngineBridge()
+    config = engine_config(args, settings)
+    channel: InstanceChannel | None = None
+    if args.screenshot is None:
+        name = channel_name(str(config.location))
+        root = str(Path(args.root).expanduser().resolve()) if args.root is not None else None
+        if hand_over(name, {"root": root, "query": args.query}):
+            print(f"quarry: {root or 'Quarry'} opens in the window already open", file=sys.stderr)
+            bridge.shutdown()
+            return 0
+        channel = InstanceChannel(name)
     window = MainWindow(bridge, settings, persist=args.screenshot is None)
     window.local_location = local_location(args)
-    config = engine_config(args, settings)
+    if channel is not None:
+        channel.received.connect(window.take_over)
     try:
         with loop:
             if args.screenshot is not None:

@@ -294,10 +294,18 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
+# The window's options that take a value: `quarry --db X FOLDER` has its folder after them.
+_VALUE_OPTIONS = frozenset(("--db", "--model", "--model-dir", "--provider", "--root", "--query", "--screenshot"))
+
+
 def _folder_as_root(argv: list[str]) -> list[str]:
-    """`quarry FOLDER...`, what a file manager's "Open with Quarry" runs, opens the first folder like --root."""
+    """`quarry [OPTIONS] FOLDER...`, what a file manager's "Open with Quarry" runs, opens the first folder like
+    --root."""
+    start = 0
+    while start < len(argv) and argv[start].startswith("-"):
+        start += 2 if argv[start] in _VALUE_OPTIONS else 1
     folders = []
-    for arg in argv:
+    for arg in argv[start:]:
         if arg in _COMMANDS or arg.startswith("-") or not Path(arg).is_dir():
             break
         folders.append(arg)
@@ -305,7 +313,7 @@ def _folder_as_root(argv: list[str]) -> list[str]:
         return argv
     if len(folders) > 1:
         print(f"quarry: opening {folders[0]}; Quarry opens one folder at a time", file=sys.stderr)
-    return ["--root", folders[0], *argv[len(folders) :]]
+    return [*argv[:start], "--root", folders[0], *argv[start + len(folders) :]]
 
 
 def _location(args: argparse.Namespace) -> StoreLocation:

@@ -38,6 +38,7 @@ from desktop_app.ui.quick_open import QuickOpen  # noqa: E402
 from desktop_app.ui.result_model import EVIDENCE_LABELS, EVIDENCE_ROLE  # noqa: E402
 from desktop_app.ui.settings_dialog import Preferences, SettingsDialog  # noqa: E402
 from desktop_app.ui.shortcuts_dialog import ShortcutsDialog  # noqa: E402
+from desktop_app.ui.single_instance import InstanceChannel, channel_name  # noqa: E402
 from desktop_app.ui.skipped_dialog import SkippedDialog  # noqa: E402
 from desktop_app.worker.worker import REEMBED, EngineConfig  # noqa: E402
 
@@ -645,6 +646,30 @@ def quarry_gui(tmp_path: Path, *args: object) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "desktop_app", *map(str, args)], capture_output=True, text=True, env=env, timeout=180
     )
+
+
+def test_a_second_quarry_folder_hands_the_folder_to_the_open_window(qtbot, window, index_copy, tmp_path):
+    """Issue 14, item 5: a second `quarry FOLDER` opened a second window on the same index; now the running
+    window takes the folder (and the query) and comes forward, and the new process exits at once."""
+    channel = InstanceChannel(channel_name(str(StoreLocation.of(str(index_copy)))), window)
+    assert channel.listening
+    channel.received.connect(window.take_over)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "kestrel.py").write_text("def hover_over_the_field():\n    return 'kestrel'\n")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    command = [sys.executable, "-m", "desktop_app", "--db", str(index_copy), str(other), "--query", "kestrel"]
+    second = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        with qtbot.waitSignal(window.results_shown, timeout=120_000):  # the event loop keeps serving meanwhile
+            qtbot.waitUntil(lambda: window.project == str(other.resolve()), timeout=120_000)
+        _, err = second.communicate(timeout=60)
+    finally:
+        if second.poll() is None:
+            second.kill()
+    assert second.returncode == 0 and "opens in the window already open" in err, err
+    assert window.search_bar.text() == "kestrel"
+    assert window.last_response.results[0].path == "kestrel.py"
 
 
 def test_screenshot_flow_saves_a_png_of_the_window(tmp_path, index_copy, mixed_root):

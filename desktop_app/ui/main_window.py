@@ -542,6 +542,25 @@ class MainWindow(QMainWindow):
         self.set_project(str(found.path))
         return await self.index_project() if index else None
 
+    def take_over(self, message: dict) -> None:
+        """A later `quarry FOLDER` handed its folder (and query) to this window: open it and come forward."""
+        if self.isMinimized():
+            self.showNormal()
+        self.raise_()
+        self.activateWindow()
+        root, query = message.get("root"), message.get("query")
+        if isinstance(root, str) and root:
+            self.spawn(self._open_handed(root, query if isinstance(query, str) else None))
+        elif isinstance(query, str) and query:
+            self.search_bar.setText(query)
+            self.search_now()
+
+    async def _open_handed(self, root: str, query: str | None) -> None:
+        await self.open_project(root)
+        if query:
+            self.search_bar.setText(query)
+            self.search_now()
+
     def reindex(self) -> None:
         """F5: said at once, before the run (which may take a moment to start behind a search) is under way."""
         if self.project is not None:
