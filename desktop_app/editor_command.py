@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 from collections.abc import Mapping
 from pathlib import PurePath
 
@@ -106,3 +107,38 @@ def _program_name(program: str) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
+
+
+# Editors offered in Settings, by the command that starts them; only those on PATH are listed.
+PRESETS = (
+    ("VS Code", "code"),
+    ("Cursor", "cursor"),
+    ("VSCodium", "codium"),
+    ("IntelliJ IDEA", "idea"),
+    ("PyCharm", "pycharm"),
+    ("WebStorm", "webstorm"),
+    ("GoLand", "goland"),
+    ("CLion", "clion"),
+    ("Rider", "rider"),
+    ("RustRover", "rustrover"),
+    ("Sublime Text", "subl"),
+    ("Zed", "zed"),
+    ("Helix", "hx"),
+    ("Emacs", "emacs"),
+    ("Neovim", "nvim"),
+    ("Vim", "vim"),
+    ("Kate", "kate"),
+    ("gedit", "gedit"),
+    ("nano", "nano"),
+)
+
+
+def installed_editors(env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(name, command) of the PRESETS found on PATH; a terminal editor's name says it opens in a terminal.
+    Looks on disk: callers in a window run it off the UI thread."""
+    path = (os.environ if env is None else env).get("PATH", "")
+    out = []
+    for name, command in PRESETS:
+        if shutil.which(command, path=path):
+            out.append((f"{name} (in a terminal)" if command in _TERMINAL else name, command))
+    return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_app.editor_command import editor_command, line_arguments
+from desktop_app.editor_command import editor_command, installed_editors, line_arguments
 
 
 @pytest.mark.parametrize(
@@ -41,3 +41,13 @@ def test_windows_style_programs_and_bad_lines():
     assert line_arguments("WebStorm64.exe", "a.ts", 7) == ["--line", "7", "a.ts"]
     assert editor_command("/p/a.py", 0, {"EDITOR": "vim"}) == ["vim", "+1", "/p/a.py"]  # lines start at 1
     assert editor_command("/p/a.py", 3, {"EDITOR": "vim 'unbalanced"}) == ["vim 'unbalanced", "/p/a.py"]
+
+
+def test_settings_offers_the_editors_found_on_path(tmp_path):
+    """Issue 14, item 4: presets of the editors this computer has, a terminal editor said to open in one."""
+    for name in ("code", "nvim", "not-an-editor"):
+        program = tmp_path / name
+        program.write_text("#!/bin/sh\n")
+        program.chmod(0o755)
+    (tmp_path / "subl").write_text("not executable")
+    assert installed_editors({"PATH": str(tmp_path)}) == [("VS Code", "code"), ("Neovim (in a terminal)", "nvim")]

@@ -386,6 +386,13 @@ def test_dialogs_open_from_the_keyboard_and_filters_apply(qtbot, window):
     assert settings.preferences().model == "fast" and settings.preferences().model_dir is None
     settings.editor.setText("  subl -w ")
     assert settings.preferences().editor == "subl -w"
+    settings.reject()
+    window.installed_editors = [("VS Code", "code"), ("Neovim (in a terminal)", "nvim")]
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
+    settings = next(d for d in window.findChildren(SettingsDialog) if d.isVisible())
+    settings.editor_presets.setCurrentIndex(2)
+    settings.editor_presets.activated.emit(2)
+    assert settings.preferences().editor == "nvim"
     folder_label = next(w for w in settings.findChildren(QLabel) if w.text() == "Model &folder")
     assert folder_label.buddy() is settings.model_dir  # a mnemonic, not a literal "&" on screen
     settings.reject()

@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 
 from .. import shared_settings
 from ..bridge import DroppedPath, EngineBridge, LiveSearch
+from ..editor_command import installed_editors
 from ..indexing.file_selection import SelectionOptions
 from ..indexing.indexer import IndexStats
 from ..indexing.languages import classify
@@ -138,6 +139,7 @@ class MainWindow(QMainWindow):
         self.question_dialog: QMessageBox | None = None  # open while the window asks (move an index aside?)
         # The editor chosen in Settings (shared with `quarry open` and agents); read off the UI thread by start().
         self.editor = ""
+        self.installed_editors: list[tuple[str, str]] = []  # Settings' presets, found at start (see _load_editor)
 
         self.setWindowTitle("Quarry")
         self.setMinimumSize(*MIN_SIZE)
@@ -353,6 +355,7 @@ class MainWindow(QMainWindow):
 
     async def _load_editor(self) -> None:
         self.editor = await asyncio.to_thread(shared_settings.editor)
+        self.installed_editors = await asyncio.to_thread(installed_editors)  # looks on PATH: not on this thread
 
     async def start(self, config: EngineConfig, interactive: bool = True) -> bool:
         """Start the engine, list the projects and load the model in the background. An index file that
@@ -998,7 +1001,7 @@ class MainWindow(QMainWindow):
             str(config.location) if config and config.location.is_team else self.settings.team_index,
             self.editor,
         )
-        dialog = SettingsDialog(prefs, self)
+        dialog = SettingsDialog(prefs, self, self.installed_editors)
         dialog.accepted.connect(lambda: self.spawn(self.apply_preferences(dialog.preferences())))
         self._open_dialog(dialog)
 

@@ -4,6 +4,7 @@ execution provider, and a team index to use instead of this computer's own."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,7 +66,8 @@ def _editor_placeholder() -> str:
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, prefs: Preferences, parent: QWidget | None = None):
+    def __init__(self, prefs: Preferences, parent: QWidget | None = None, editors: Sequence[tuple[str, str]] = ()):
+        """`editors`: (name, command) of the editors found on this computer (editor_command.installed_editors)."""
         super().__init__(parent)
         self.setWindowTitle("Quarry settings")
         self.context = QSpinBox()
@@ -107,7 +109,18 @@ class SettingsDialog(QDialog):
             "The command that opens a result (Ctrl+Enter), e.g. code, subl, idea or vim. Quarry adds the file "
             "and line the way that editor takes them. `quarry open PATH:LINE` uses it too."
         )
-        form.addRow("E&ditor", self.editor)
+        self.editor_presets = QComboBox()
+        self.editor_presets.addItem("Editors on this computer…", "")
+        for name, command in editors:
+            self.editor_presets.addItem(f"{name}: {command}", command)
+        self.editor_presets.setEnabled(bool(editors))
+        self.editor_presets.activated.connect(self._take_preset)
+        editor_row = QHBoxLayout()
+        editor_row.addWidget(self.editor, 1)
+        editor_row.addWidget(self.editor_presets)
+        editor_label = QLabel("E&ditor")
+        editor_label.setBuddy(self.editor)
+        form.addRow(editor_label, editor_row)
         self.team_index = QLineEdit(prefs.team_index)
         self.team_index.setPlaceholderText("postgresql://user@host:5432/database (empty: this computer's index)")
         self.team_index.textChanged.connect(self._check_team_index)
@@ -142,6 +155,11 @@ class SettingsDialog(QDialog):
             self.team_index.text().strip(),
             self.editor.text().strip(),
         )
+
+    def _take_preset(self, index: int) -> None:
+        command = self.editor_presets.itemData(index)
+        if command:
+            self.editor.setText(command)
 
     def _check_team_index(self) -> None:
         text = self.team_index.text().strip()
