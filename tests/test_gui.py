@@ -32,7 +32,6 @@ from desktop_app.search.request import (
 from desktop_app.store.location import StoreLocation  # noqa: E402
 from desktop_app.store.postgres.connection import display_url  # noqa: E402
 from desktop_app.ui.app_settings import AppSettings  # noqa: E402
-from desktop_app.ui.filters_dialog import FiltersDialog  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
 from desktop_app.ui.quick_open import QuickOpen  # noqa: E402
 from desktop_app.ui.result_model import EVIDENCE_LABELS, EVIDENCE_ROLE  # noqa: E402
@@ -399,25 +398,31 @@ def test_dialogs_open_from_the_keyboard_and_filters_apply(qtbot, window):
 
     search(qtbot, window, "parse")
     assert {r.language for r in window.last_response.results} - {"python"}
+    # Issue 14, item 5: the filters are a bar (no dialog), with the project's own languages and their files.
+    bar = window.filter_bar
     qtbot.keyClick(
         window.search_bar, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
     )
-    filters = window.findChild(FiltersDialog)
-    assert filters is not None and filters.isVisible()
-    python = filters.languages.findItems("python", Qt.MatchFlag.MatchExactly)[0]
-    python.setCheckState(Qt.CheckState.Checked)
-    filters.globs.setText("src/**")
+    assert bar.isVisible() and QApplication.focusWidget() is bar.globs
+    qtbot.waitUntil(lambda: "python" in bar._buttons, timeout=10_000)
+    offered = [button.text() for button in bar._buttons.values()]
+    assert offered[0].startswith("python ") and all(not t.startswith("haskell") for t in offered)
     with qtbot.waitSignal(window.results_shown, timeout=10_000):
-        filters.accept()
+        bar._buttons["python"].click()  # applied at once
+    assert window.filters.languages == ("python",)
+    bar.globs.setText("src/**")
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        qtbot.keyClick(bar.globs, Qt.Key.Key_Return)
     assert window.filters.languages == ("python",) and window.filters.globs == ("src/**",)
     assert window.last_response.results
     assert all(r.language == "python" and r.path.startswith("src/") for r in window.last_response.results)
     assert "python" in window.filters_button.text()
 
-    # Hide docs in one key, no dialog; the dialog then keeps it.
+    # Hide docs in one key; the bar keeps it when its languages change.
     search(qtbot, window, "billing tools deployment")
     with qtbot.waitSignal(window.results_shown, timeout=10_000):
-        window.session.set_filters(SearchFilters())
+        bar.clear.click()
+    assert window.filters == SearchFilters() and not bar._buttons["python"].isChecked() and bar.globs.text() == ""
     assert "README.md" in {r.path for r in window.last_response.results}
     with qtbot.waitSignal(window.results_shown, timeout=10_000):
         qtbot.keyClick(
@@ -425,11 +430,9 @@ def test_dialogs_open_from_the_keyboard_and_filters_apply(qtbot, window):
         )
     assert window.filters.hide_docs and window.act_hide_docs.isChecked() and "no docs" in window.filters_button.text()
     assert "README.md" not in {r.path for r in window.last_response.results}
-    window.open_filters()
-    dialog = window.findChild(FiltersDialog)
-    qtbot.waitUntil(lambda: dialog is not None and dialog.isVisible(), timeout=5_000)
-    assert dialog.filters().hide_docs
-    dialog.reject()
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        bar._buttons["markdown"].click()
+    assert window.filters.hide_docs and window.filters.languages == ("markdown",)
 
 
 def test_up_in_an_empty_bar_offers_the_projects_recent_searches(qtbot, window):

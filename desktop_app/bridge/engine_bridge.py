@@ -150,6 +150,9 @@ class EngineBridge(QObject):
     async def find_files(self, scope: Scope, query: str) -> list[FileState]:
         return await self._await((await self._ready()).find_files(scope, query))
 
+    async def languages(self, scope: Scope) -> list[tuple[str, int]]:
+        return await self._await((await self._ready()).languages(scope))
+
     async def find_symbols(self, scope: Scope, query: str) -> list[Hit]:
         return await self._await((await self._ready()).find_symbols(scope, query))
 

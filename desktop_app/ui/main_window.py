@@ -62,7 +62,7 @@ from . import editor_launcher
 from .app_settings import AppSettings
 from .engine_status import EngineStatus
 from .error_text import describe_error, search_failure
-from .filters_dialog import FiltersDialog, describe
+from .filter_bar import FilterBar, describe
 from .notice_banner import NoticeBanner
 from .preview_pane import IDLE_MESSAGE, PreviewPane, PreviewTarget
 from .progress_panel import ProgressPanel
@@ -184,6 +184,9 @@ class MainWindow(QMainWindow):
         top.addWidget(self.search_bar, 1)
         top.addLayout(self.mode_buttons)
         top.addWidget(self.filters_button)
+        self.filter_bar = FilterBar()
+        self.filter_bar.setVisible(False)
+        self.filter_bar.changed.connect(self.apply_filters)
         self.banner = NoticeBanner()
         self.tree = ResultTree()
         self.preview = PreviewPane(self.bridge, self.settings.context_lines)
@@ -196,6 +199,7 @@ class MainWindow(QMainWindow):
         layout = QVBoxLayout(central)
         layout.setContentsMargins(8, 8, 8, 4)
         layout.addLayout(top)
+        layout.addWidget(self.filter_bar)
         layout.addWidget(self.banner)
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
@@ -244,7 +248,8 @@ class MainWindow(QMainWindow):
         self.act_preview = a("Show in Pre&view", lambda: self.show_result(self.tree.current_result()))
         self.act_open_editor = a("Open in &Editor", self.open_in_editor, "Ctrl+Return", "Ctrl+Enter", "Ctrl+O")
         self.act_more_context = a("&More Context", self.preview.more_context, "Ctrl+M")
-        self.act_filters = a("F&ilters…", self.open_filters, "Ctrl+Shift+F")
+        self.act_filters = a("F&ilters", lambda _=False: self.toggle_filter_bar(), "Ctrl+Shift+F")
+        self.act_filters.setCheckable(True)
         self.mode_group = QActionGroup(self)
         self.mode_actions: dict[str, QAction] = {}
         for n, mode in enumerate(MODES, start=1):
@@ -448,7 +453,10 @@ class MainWindow(QMainWindow):
             self._enable_text_actions()
             if self._persist:
                 self.settings.mode = self.mode
+        if aspect in ("project", "scopes") and self.bridge.config is not None:
+            self.spawn(self._load_languages())
         if aspect == "filters":
+            self.filter_bar.set_filters(self.filters)
             self._show_filters_summary()
             self.act_hide_tests.setChecked(self.filters.hide_tests)
             self.act_hide_docs.setChecked(self.filters.hide_docs)
@@ -878,10 +886,19 @@ class MainWindow(QMainWindow):
         for act in self.text_actions.values():
             act.setEnabled(self.mode == "text")
 
-    def open_filters(self) -> None:
-        dialog = FiltersDialog(self.filters, self)
-        dialog.accepted.connect(lambda: self.apply_filters(dialog.filters()))
-        self._open_dialog(dialog)
+    def toggle_filter_bar(self) -> None:
+        """Ctrl+Shift+F: the filter bar, shown under the search field (focus on its paths) or hidden."""
+        shown = not self.filter_bar.isVisible()
+        self.filter_bar.setVisible(shown)
+        self.act_filters.setChecked(shown)
+        if shown:
+            self.filter_bar.globs.setFocus()
+        else:
+            self.search_bar.setFocus()
+
+    async def _load_languages(self) -> None:
+        scope = self.session.project_scope
+        self.filter_bar.set_languages(await self.bridge.languages(scope.scope) if scope is not None else [])
 
     def _open_dialog(self, dialog: QDialog) -> None:
         """Show `dialog` window-modal without a nested event loop; focus returns to the search bar."""
@@ -898,7 +915,7 @@ class MainWindow(QMainWindow):
 
     def _show_filters_summary(self) -> None:
         summary = describe(self.filters)
-        self.filters_button.setText(f"Filters: {summary}" if summary else "Filters…")
+        self.filters_button.setText(f"Filters: {summary}" if summary else "Filters")
 
     # --- preview --------------------------------------------------------------------------------
 

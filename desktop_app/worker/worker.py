@@ -24,6 +24,7 @@ from ..embedding.choice import configured_embedder, embedder_for_source
 from ..embedding.static_model import STATIC_MODEL_ID, StaticEmbedder
 from ..embedding.text_embedder import TextEmbedder
 from ..indexing.indexer import Indexer, IndexingError, IndexOptions, IndexStats
+from ..indexing.languages import classify
 from ..indexing.progress import Progress
 from ..indexing.reembed import reembed
 from ..indexing.vector_fill import WantedChunks
@@ -416,6 +417,23 @@ class Worker:
             return [files[i] for i in fuzzy_rank(query, paths, limit)]
 
         return self.run(Read("find files", job, urgent=True))
+
+    def languages(self, scope: Scope) -> Future[list[tuple[str, int]]]:
+        """The languages of `scope`'s indexed files with how many files each has, most first (the window
+        offers these as filters, not every language Quarry knows)."""
+
+        def job(engine: Engine) -> list[tuple[str, int]]:
+            def read() -> list[tuple[str, int]]:
+                counts: dict[str, int] = {}
+                for state in engine.store.file_states(scope.id).values():
+                    kind = classify(state.path) if state.sha256 is not None else None
+                    if kind is not None:
+                        counts[kind.language] = counts.get(kind.language, 0) + 1
+                return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+            return engine.listing(("languages", scope.id), read)
+
+        return self.run(Read("project languages", job))
 
     def find_symbols(self, scope: Scope, query: str, limit: int = QUICK_OPEN_LIMIT) -> Future[list[Hit]]:
         """Go to Symbol: the definitions in `scope` whose `Parent.name` fuzzily matches `query`, best first;
