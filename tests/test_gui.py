@@ -286,8 +286,11 @@ def test_preview_shows_the_hit_with_context_and_highlighted_lines(qtbot, window,
     assert code.toPlainText() == "\n".join(file_lines[first - 1 : last])
     scroll = code.verticalScrollBar()
     assert scroll.value() == min(scroll.maximum(), max(0, hit.start_line - 1 - n))  # n lines above the hit
-    marked = [first + sel.cursor.blockNumber() for sel in code.extraSelections()]
+    marked = [first + sel.cursor.blockNumber() for sel in code.extraSelections() if not sel.cursor.hasSelection()]
     assert marked == list(range(hit.start_line, hit.end_line + 1))
+    # The query's words are marked inside the hit (issue 14, item 3).
+    words = {sel.cursor.selectedText().lower() for sel in code.extraSelections() if sel.cursor.hasSelection()}
+    assert {"backoff", "jitter"} <= words
     # Pygments colours: at least one fragment carries a non-default foreground.
     block, coloured = code.document().begin(), False
     while block.isValid() and not coloured:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pygments.token import Keyword, String
 
+from desktop_app.search.term_spans import term_spans
 from desktop_app.ui.highlighting import lex_runs
 
 LEAD = 'def outer():\n    """Turn the first page of a long docstring.\n\n'
@@ -19,3 +20,10 @@ def test_an_excerpt_starting_inside_a_docstring_is_coloured_as_the_docstring():
     assert after not in String  # the docstring ends where the file ends it, and code follows
     alone = lex_runs(EXCERPT, "python")  # what the preview did before: code from the first line
     assert next(token for token, value in alone if value.strip() == "def") in Keyword
+
+
+def test_a_ranked_searchs_words_are_found_in_the_hit_for_the_preview():
+    text = "def fetch_with_retry(url):\n    # exponential backoff, Retry after a delay\n    return url"
+    spans = term_spans("retry with exponential backoff", text, 21)
+    found = {(line, text.split("\n")[line - 21][start:end]) for line, start, end in spans}
+    assert found == {(21, "retry"), (22, "exponential"), (22, "backoff"), (22, "Retry")}  # "with" is a stopword

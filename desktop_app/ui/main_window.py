@@ -51,6 +51,7 @@ from ..indexing.progress import Progress
 from ..logs import log_dir
 from ..search.request import MODES, SearchFilters, SearchRequest, TextOptions
 from ..search.results import SearchResponse, SearchResult
+from ..search.term_spans import term_spans
 from ..session.model import SessionModel
 from ..store.errors import Remedy, StoreError, StoreUnusable
 from ..store.location import StoreLocation, default_location, move_aside
@@ -933,7 +934,11 @@ class MainWindow(QMainWindow):
                 result.language,
                 hit_label(result),
                 result.snippet,
-                tuple((m["line"], m["start_col"], m["end_col"]) for m in result.matches or ()),
+                tuple((m["line"], m["start_col"], m["end_col"]) for m in result.matches)
+                if result.matches is not None
+                else tuple(term_spans(self.last_response.query, result.snippet, result.start_line))
+                if self.last_response is not None
+                else (),
             )
         )
 
