@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
 
 from ..indexing.progress import Progress
 
@@ -86,6 +86,11 @@ class ProgressPanel(QWidget):
         self.hide()
 
     def show_progress(self, p: Progress) -> None:
+        parent = self.parentWidget()
+        if isinstance(parent, QStatusBar) and parent.currentMessage():
+            # A status message is drawn over the bar's widgets without hiding one shown meanwhile: the two
+            # texts overlapped ("d)ndexing"). Progress replaces the message.
+            parent.clearMessage()
         self.last = p
         self.label.setText(progress_text(p) + (" · cancelling…" if self._cancelling else ""))
         done, total = (p.bytes_done, p.bytes_total) if p.stage == "keyword" else (p.chunks_embedded, p.chunks_total)
