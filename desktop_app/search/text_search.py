@@ -50,7 +50,8 @@ class TextSearch:
 
     def search(self, scopes: list[Scope], where: HitFilter, pattern: TextPattern, k: int) -> TextMatches:
         regex = pattern.compiled()
-        lines = _Lines(pattern.needles(), pattern.case_sensitive)
+        # A literal is its own needle: looking for it line by line first would only do the work twice.
+        lines = _Lines([] if not pattern.regex else pattern.needles(), pattern.case_sensitive)
         roots = {s.id: s.root for s in scopes}
         places = self._places(list(roots), where, roots)
         candidates = _candidates(self.store, pattern)
