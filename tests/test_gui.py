@@ -762,13 +762,19 @@ def test_an_index_damaged_inside_is_explained_when_the_window_opens_it(qtbot, qa
     win.bridge.shutdown()
 
 
-def test_an_open_project_follows_file_changes(qtbot, qasync_loop, gui_settings, mixed_copy):
-    root, db = mixed_copy
-    win = open_window(qtbot, gui_settings, db, None)
+def open_watched(qtbot, settings, db: Path, root: Path) -> MainWindow:
+    """A window with `root` open and its changes on disk followed (the watch is in place)."""
+    win = open_window(qtbot, settings, db, None)
     watching: list[str] = []
     win.watch_started.connect(watching.append)
     assert run(qtbot, win.open_project(root)) is not None
     qtbot.waitUntil(lambda: str(root.resolve()) in watching, timeout=30_000)
+    return win
+
+
+def test_an_open_project_follows_file_changes(qtbot, qasync_loop, gui_settings, mixed_copy):
+    root, db = mixed_copy
+    win = open_watched(qtbot, gui_settings, db, root)
     type_query(qtbot, win, "narwhal inventory")
     with qtbot.waitSignal(win.files_updated, timeout=30_000):
         (root / "src" / "zoo.py").write_text(
@@ -790,11 +796,7 @@ def test_an_open_project_follows_file_changes(qtbot, qasync_loop, gui_settings, 
 
 def test_an_open_project_moved_away_and_made_again_is_said_and_followed(qtbot, qasync_loop, gui_settings, mixed_copy):
     root, db = mixed_copy
-    win = open_window(qtbot, gui_settings, db, None)
-    watching: list[str] = []
-    win.watch_started.connect(watching.append)
-    assert run(qtbot, win.open_project(root)) is not None
-    qtbot.waitUntil(lambda: str(root.resolve()) in watching, timeout=30_000)
+    win = open_watched(qtbot, gui_settings, db, root)
     with qtbot.waitSignal(win.message_shown, timeout=30_000, check_params_cb=lambda kind, text: "moved" in text):
         root.rename(root.with_name("repo.old"))
     assert win.banner.kind == "warning" and "repo was moved or deleted" in win.banner.text()

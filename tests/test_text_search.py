@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import apsw
@@ -16,6 +15,7 @@ from desktop_app.search.text_pattern import TextPattern
 from desktop_app.store.sqlite.store import SqliteStore
 
 from .reliability import one_line_error, quarry
+from .ripgrep import rg_matches
 
 needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="needs ripgrep (Debian package ripgrep)")
 
@@ -26,25 +26,6 @@ def _indexed_files(db: Path) -> list[str]:
         return sorted(r[0] for r in conn.execute("SELECT path FROM file"))
     finally:
         conn.close()
-
-
-def _rg(root: Path, files: list[str], pattern: str, *flags: str) -> set[tuple[str, int, int, int]]:
-    """(path, line, start column, end column) of every match ripgrep finds in `files`, columns in characters."""
-    proc = subprocess.run(
-        ["rg", "--json", *flags, "-e", pattern, "--", *files], cwd=root, capture_output=True, text=True, check=False
-    )
-    assert proc.returncode in (0, 1), proc.stderr  # 1: no match
-    found = set()
-    for line in proc.stdout.splitlines():
-        event = json.loads(line)
-        if event["type"] != "match":
-            continue
-        data = event["data"]
-        raw = data["lines"]["text"].encode()
-        for sub in data["submatches"]:
-            start, end = (len(raw[: sub[key]].decode()) for key in ("start", "end"))
-            found.add((data["path"]["text"], data["line_number"], start, end))
-    return found
 
 
 def _quarry(worker, root: Path, pattern: str, **options) -> set[tuple[str, int, int, int]]:
@@ -79,7 +60,7 @@ def test_text_mode_finds_what_ripgrep_finds_in_the_indexed_files(
     db = tmp_path / "index.db"
     shutil.copy(mixed_index[0], db)
     worker = worker_for(db)
-    expected = _rg(mixed_root, _indexed_files(db), pattern, *rg_flags)
+    expected = rg_matches(mixed_root, pattern, *rg_flags, paths=tuple(_indexed_files(db)))
     assert expected, "the pattern must occur in the repository for the comparison to mean anything"
     assert _quarry(worker, mixed_root, pattern, **options) == expected
 
@@ -93,7 +74,9 @@ def test_the_team_index_finds_what_ripgrep_finds_too(mixed_root, mixed_index, mi
         ("100%_", {}, ("-i", "-F")),  # LIKE's wildcards, taken literally
         (r"def \w+\(self", {"regex": True}, ("-i",)),
     ]:
-        assert _quarry(worker, mixed_root, pattern, **options) == _rg(mixed_root, files, pattern, *flags), pattern
+        assert _quarry(worker, mixed_root, pattern, **options) == rg_matches(
+            mixed_root, pattern, *flags, paths=tuple(files)
+        ), pattern
 
 
 def test_text_mode_follows_changes_to_the_index_and_lists_files_in_path_order(mixed_copy, worker_for):

@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO))
 
 from desktop_app.search.request import SearchRequest, TextOptions  # noqa: E402
 from desktop_app.worker.worker import EngineConfig, Worker  # noqa: E402
+from tests.ripgrep import rg_matches  # noqa: E402
 
 SEMBLE = REPO.parent / "shared" / "eval" / "semble-dev" / "repos"
 QUARRY = [sys.executable, "-m", "desktop_app"]
@@ -121,29 +122,6 @@ def rg(root: Path, pattern: str, literal: bool) -> tuple[float, str]:
     return (time.perf_counter() - started) * 1000, proc.stdout
 
 
-def rg_matches(root: Path, pattern: str, literal: bool, indexed: set[str]) -> set[tuple[str, int, int]]:
-    proc = subprocess.run(
-        ["rg", "--json", "-i", *(["-F"] if literal else []), "-e", pattern, "."],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    found = set()
-    for line in proc.stdout.splitlines():
-        event = json.loads(line)
-        if event["type"] != "match":
-            continue
-        data = event["data"]
-        path = data["path"]["text"].removeprefix("./")
-        if path not in indexed:
-            continue
-        raw = data["lines"]["text"].encode()
-        for sub in data["submatches"]:
-            found.add((path, data["line_number"], len(raw[: sub["start"]].decode(errors="replace"))))
-    return found
-
-
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -171,8 +149,9 @@ def run_size(work: Path, size: int, runs: int, quiet: bool) -> dict:
                 times[kind]["rg"].append(rg(corpus, query, not regex)[0])
             if response.files_matched <= MAX_LISTED:
                 checked += 1
-                ours = {(r.path, m["line"], m["start_col"]) for r in response.results for m in r.matches}
-                same = ours == rg_matches(corpus, query, not regex, files)
+                ours = {(r.path, m["line"], m["start_col"], m["end_col"]) for r in response.results for m in r.matches}
+                theirs = {m for m in rg_matches(corpus, query, "-i", *([] if regex else ["-F"])) if m[0] in files}
+                same = ours == theirs
                 identical += same
                 if not same and not quiet:
                     print(f"  differs from ripgrep: {query!r}")
