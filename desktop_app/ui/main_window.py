@@ -806,11 +806,16 @@ class MainWindow(QMainWindow):
         self.last_response = response
         self.tree.show_response(response, self.act_group.isChecked())
         self._show_response_notes(response)
-        weaker = f"; {response.below_cutoff} weaker left out" if response.below_cutoff else ""
-        self.statusBar().showMessage(
-            f"{len(response.results)} results in {response.elapsed_ms:.0f} ms ({response.effective_mode}){weaker}",
-            4000,
-        )
+        if response.files_matched is not None:  # text mode
+            more = "" if response.text_complete else " (more files match)"
+            found = f"{response.matches_total:,} matches in {response.files_matched:,} files{more}"
+            found += f" in {response.elapsed_ms:.0f} ms (text)"
+        else:
+            weaker = f"; {response.below_cutoff} weaker left out" if response.below_cutoff else ""
+            found = (
+                f"{len(response.results)} results in {response.elapsed_ms:.0f} ms ({response.effective_mode}){weaker}"
+            )
+        self.statusBar().showMessage(found, 4000)
         self.engine_status.show_coverage(response.coverage)
         self.results_shown.emit(seq)
         if response.results:
@@ -934,13 +939,20 @@ class MainWindow(QMainWindow):
                 result.language,
                 hit_label(result),
                 result.snippet,
-                tuple((m["line"], m["start_col"], m["end_col"]) for m in result.matches)
+                tuple((m["line"], m["start_col"], m["end_col"]) for m in self._file_matches(result))
                 if result.matches is not None
                 else tuple(term_spans(self.last_response.query, result.snippet, result.start_line))
                 if self.last_response is not None
                 else (),
             )
         )
+
+    def _file_matches(self, line: SearchResult) -> list[dict]:
+        """Text mode: every match of the line's file (the preview shows the whole file), not the line's only."""
+        for r in self.last_response.results if self.last_response is not None else ():
+            if (r.scope_root, r.path) == (line.scope_root, line.path) and r.matches is not None:
+                return r.matches
+        return line.matches or []
 
     def open_in_editor(self) -> None:
         """Open the current result (or the previewed file) in the user's editor at its first line."""
