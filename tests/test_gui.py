@@ -325,7 +325,7 @@ def test_text_mode_lists_each_matching_line_and_highlights_the_match_in_the_prev
     code = window.preview.code
     marked = [sel.cursor.selectedText() for sel in code.extraSelections() if sel.cursor.hasSelection()]
     assert marked == ["policy.attempts", "policy.attempts"]  # every match of the file the preview shows
-    assert window.statusBar().currentMessage().startswith("2 matches in 1 files")
+    assert window.statusBar().currentMessage().startswith("2 matches in 1 file in")
 
     with qtbot.waitSignal(window.results_shown, timeout=10_000):
         qtbot.keyClick(window.search_bar, Qt.Key.Key_C, Qt.KeyboardModifier.AltModifier)  # match case

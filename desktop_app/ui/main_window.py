@@ -808,7 +808,10 @@ class MainWindow(QMainWindow):
         self._show_response_notes(response)
         if response.files_matched is not None:  # text mode
             more = "" if response.text_complete else " (more files match)"
-            found = f"{response.matches_total:,} matches in {response.files_matched:,} files{more}"
+            matches, files = response.matches_total or 0, response.files_matched
+            found = (
+                f"{matches:,} match{'' if matches == 1 else 'es'} in {files:,} file{'' if files == 1 else 's'}{more}"
+            )
             found += f" in {response.elapsed_ms:.0f} ms (text)"
         else:
             weaker = f"; {response.below_cutoff} weaker left out" if response.below_cutoff else ""
