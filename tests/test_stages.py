@@ -130,6 +130,30 @@ def test_recently_modified_files_are_embedded_first(tmp_path):
     assert first.path == "recent.py"
 
 
+def test_chunks_whose_claims_ran_out_between_a_pass_and_its_count_are_taken_at_once(tmp_path):
+    """The team index's claims: the first pass found every chunk claimed by a killed indexer, whose leases ran
+    out before the count of claims held elsewhere. The fill ended unfinished and the run "cancelled" (seen on a
+    loaded CI machine); it must take the chunks now free instead."""
+    files = {f"m{i}.py": f"def function_number_{i}(x):\n    return x + {i}\n" for i in range(20)}
+    store = _keyword_only_store(tmp_path, files)
+    claim = store.claim_chunks
+    refused: list[int] = []
+
+    def claim_after_the_first_pass(model_id, names, chunk_ids):
+        if not refused:  # the first pass: held by the killed indexer (as claim_chunks on the team index says)
+            refused.append(len(chunk_ids))
+            return []
+        return claim(model_id, names, chunk_ids)
+
+    store.claim_chunks = claim_after_the_first_pass  # type: ignore[method-assign]
+    filler = VectorFiller(store, _Recording())
+    try:
+        result = filler.fill(ProgressReporter(None, "x"), stop=lambda: False)
+    finally:
+        filler.close()
+    assert refused and result.finished and result.embedded == len(files)
+
+
 def test_chunks_a_search_asked_for_go_first_and_finished_batches_survive_a_stop(tmp_path):
     files = {f"m{i}.py": f"def function_number_{i}(x):\n    return x + {i}\n" for i in range(BATCH * 2 + 10)}
     store = _keyword_only_store(tmp_path, files, mtimes={"m7.py": 10**18})  # the oldest file: embedded last

@@ -26,6 +26,7 @@ from .progress import ProgressReporter
 # low: stage 3's throughput against the raw model's on 845 stdlib chunks was 0.82 at 128 and 0.97 at 512
 # (bench_first_index.py); small enough that a huge file's chunks become searchable piece by piece.
 BATCH = 512
+IDLE_PASSES = 3  # passes in a row that claim nothing, with no claims held elsewhere, before a fill gives up
 # How often an indexer that has run out of unclaimed chunks looks again while others hold the rest.
 OTHERS_POLL_S = 1.0
 
@@ -109,7 +110,7 @@ class VectorFiller:
         if not order:
             result.finished = True
             return result
-        self.embedder.load()
+        idle_passes = 0
         while True:
             before = result.embedded
             if not self._fill_pass(order, result, reporter, stop):
@@ -119,10 +120,18 @@ class VectorFiller:
                 result.finished = True
                 return result
             if self.store.claimed_elsewhere(model, self.names_only):
+                idle_passes = 0
                 if not self._wait(stop):  # others hold what is left: wait for it, or for their leases to run out
                     return result
             elif result.embedded == before:
-                return result  # nothing left could be claimed and nobody else is at work: the next run retries
+                # Nothing could be claimed, yet nobody holds a claim now: a killed indexer's leases ran out between
+                # this pass's claims and that count (a loaded CI machine made the run end "cancelled" there). Try
+                # again; only passes that keep finding nothing leave the rest to the next run.
+                idle_passes += 1
+                if idle_passes >= IDLE_PASSES:
+                    return result
+            else:
+                idle_passes = 0
 
     def _fill_pass(
         self, order: list[ChunkId], result: FillResult, reporter: ProgressReporter, stop: Callable[[], bool]
