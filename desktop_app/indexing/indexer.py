@@ -31,7 +31,7 @@ from .git_worktrees import main_of_linked_worktree, worktrees
 from .path_text import as_latin1, first_non_utf8_name, is_utf8, shown
 from .progress import STAGES, Progress, ProgressReporter
 from .source_reader import UNREADABLE, VANISHED, SkipFile, read_source
-from .vector_fill import VectorFiller, WantedChunks
+from .vector_fill import VectorFiller, WantedChunks, record_model
 
 # Room in the model's window for the document header (path, symbol line) and special tokens.
 HEADER_TOKEN_RESERVE = 40
@@ -161,12 +161,8 @@ class Indexer:
                 "text; rename that folder"
             )
         stop = should_stop or (lambda: False)
-        # A model is recorded in the store only once it loaded and proved to make vectors of its declared
-        # size: recorded first, a wrong quarry-model.json left its tables behind and its size stuck.
-        if not self.embedder.static and self.store.model_source(self.embedder.model_id) is None:
-            self.embedder.load()
-        for model in filter(None, (self.embedder, self.fast)):
-            self.store.register_model(model.model_id, model.dims, model.source)
+        for model in filter(None, (self.embedder, self.fast)):  # the configured one first: it becomes active
+            record_model(self.store, model)
         scope = self.store.scope_for_root(root) or self._new_scope(root)
         parent = self.store.scope_by_id(scope.parent_id) if scope.parent_id else None
         stats = IndexStats(

@@ -70,6 +70,15 @@ class _Batch:
     vectors: PendingVectors
 
 
+def record_model(store: Store, model: TextEmbedder) -> None:
+    """Record `model` in the store (its vector tables) if it is not yet, once it has loaded and shown the size of
+    its vectors: recorded first, a wrong quarry-model.json left its tables behind and its size stuck. The
+    static model's size is fixed, and loading it may mean distilling it: it is recorded as it is."""
+    if not model.static and store.model_source(model.model_id) is None:
+        model.load()
+    store.register_model(model.model_id, model.dims, model.source)
+
+
 class VectorFiller:
     """Gives every chunk in the store a vector of `embedder`'s model."""
 
@@ -98,9 +107,7 @@ class VectorFiller:
         On a shared store other indexers may be filling in the same model: each batch is claimed first
         (Store.claim_chunks), so a chunk another indexer is embedding is left to it, and at the end this one
         waits for the chunks others still hold, taking over those whose claims run out (a killed indexer's)."""
-        if self.store.model_source(self.embedder.model_id) is None:
-            self.embedder.load()  # before the model is recorded: see Indexer.index
-        self.store.register_model(self.embedder.model_id, self.embedder.dims, self.embedder.source)
+        record_model(self.store, self.embedder)
         model = self.embedder.model_id
         order = self.store.chunks_without_vectors(model, names=self.names_only)
         if not self.names_only:

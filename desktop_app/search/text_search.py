@@ -50,11 +50,12 @@ class TextSearch:
 
     def search(self, scopes: list[Scope], where: HitFilter, pattern: TextPattern, k: int) -> TextMatches:
         regex = pattern.compiled()
+        needles = pattern.needles()
         # A literal is its own needle: looking for it line by line first would only do the work twice.
-        lines = _Lines([] if not pattern.regex else pattern.needles(), pattern.case_sensitive)
+        lines = _Lines(needles if pattern.regex else [], pattern.case_sensitive)
         roots = {s.id: s.root for s in scopes}
         places = self._places(list(roots), where, roots)
-        candidates = _candidates(self.store, pattern)
+        candidates = _candidates(self.store, needles, pattern.case_sensitive)
         rows = places.rows if candidates is None else places.rows[np.isin(places.rows[:, 2], candidates)]
         files: dict[tuple[str, str], _File] = {}
         out = TextMatches()
@@ -94,14 +95,12 @@ class _Places:
         return self._keys[file_id]
 
 
-def _candidates(store: Store, pattern: TextPattern) -> np.ndarray | None:
-    """The chunks that can hold a match (those holding one alternative's needles); None: any chunk can."""
+def _candidates(store: Store, groups: list[list[str]], case_sensitive: bool) -> np.ndarray | None:
+    """The chunks that can hold a match (those holding one alternative's needles, TextPattern.needles); None:
+    any chunk can."""
     # The trigram index folds ASCII case only: a needle with other letters cannot narrow a search that
     # ignores case (É and é are different to it).
-    groups = pattern.needles()
-    if not pattern.case_sensitive and any(not n.isascii() for group in groups for n in group):
-        return None
-    if not groups:
+    if not groups or (not case_sensitive and any(not n.isascii() for group in groups for n in group)):
         return None
     return functools.reduce(np.union1d, (store.chunks_containing(group) for group in groups))
 

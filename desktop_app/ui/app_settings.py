@@ -89,20 +89,20 @@ class AppSettings:
     @property
     def wrap_lines(self) -> bool:
         """The preview wraps long lines at its width, rather than scrolling sideways."""
-        return str(self.q.value("preview/wrap_lines", "false")).lower() == "true"
+        return self._bool("preview/wrap_lines")
 
     @wrap_lines.setter
     def wrap_lines(self, value: bool) -> None:
-        self.q.setValue("preview/wrap_lines", "true" if value else "false")
+        self.q.setValue("preview/wrap_lines", _flag(value))
 
     @property
     def group_by_file(self) -> bool:
         """Results grouped under their files, rather than one ranked list (the default)."""
-        return str(self.q.value("search/group_by_file", "false")).lower() == "true"
+        return self._bool("search/group_by_file")
 
     @group_by_file.setter
     def group_by_file(self, value: bool) -> None:
-        self.q.setValue("search/group_by_file", "true" if value else "false")
+        self.q.setValue("search/group_by_file", _flag(value))
 
     # --- projects -------------------------------------------------------------------------------
 
@@ -146,6 +146,10 @@ class AppSettings:
     def sync(self) -> None:
         self.q.sync()
 
+    def _bool(self, key: str) -> bool:
+        """A switch, off unless written on (QSettings' INI files read every value back as text)."""
+        return str(self.q.value(key, "false")).lower() == "true"
+
     def _int(self, key: str, default: int) -> int:
         value = self.q.value(key, default)  # the int written, or its text when read back from the settings file
         if not isinstance(value, (int, float, str)):  # None, or something that is no number
@@ -162,3 +166,7 @@ def _clamp(value: int, low: int, high: int) -> int:
 
 def _bytes(value: object) -> QByteArray | None:
     return value if isinstance(value, QByteArray) and not value.isEmpty() else None
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"

@@ -942,20 +942,25 @@ class MainWindow(QMainWindow):
                 result.language,
                 hit_label(result),
                 result.snippet,
-                tuple((m["line"], m["start_col"], m["end_col"]) for m in self._file_matches(result))
-                if result.matches is not None
-                else tuple(term_spans(self.last_response.query, result.snippet, result.start_line))
-                if self.last_response is not None
-                else (),
+                self._highlights(result),
             )
         )
 
-    def _file_matches(self, line: SearchResult) -> list[dict]:
-        """Text mode: every match of the line's file (the preview shows the whole file), not the line's only."""
-        for r in self.last_response.results if self.last_response is not None else ():
-            if (r.scope_root, r.path) == (line.scope_root, line.path) and r.matches is not None:
-                return r.matches
-        return line.matches or []
+    def _highlights(self, result: SearchResult) -> tuple[tuple[int, int, int], ...]:
+        """(line, start, end) to mark in the preview: in text mode every match of the line's file (the preview
+        shows the whole file), else the query's words inside the hit."""
+        if result.matches is None:
+            query = self.last_response.query if self.last_response is not None else ""
+            return tuple(term_spans(query, result.snippet, result.start_line))
+        matches = next(
+            (
+                r.matches
+                for r in (self.last_response.results if self.last_response is not None else ())
+                if (r.scope_root, r.path) == (result.scope_root, result.path) and r.matches is not None
+            ),
+            result.matches,
+        )
+        return tuple((m["line"], m["start_col"], m["end_col"]) for m in matches)
 
     def open_in_editor(self) -> None:
         """Open the current result (or the previewed file) in the user's editor at its first line."""

@@ -40,10 +40,6 @@ class PreviewTarget:
     def abs_path(self) -> str:
         return f"{self.root.rstrip('/')}/{self.path}"
 
-    @property
-    def whole_file(self) -> bool:
-        return self.end_line < self.start_line
-
 
 class PreviewPane(QWidget):
     def __init__(self, bridge: EngineBridge, context_lines: int, parent: QWidget | None = None):

@@ -17,6 +17,7 @@ printed is a JSON object.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -27,7 +28,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import apsw
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -80,22 +84,24 @@ def build(work: Path, size: int) -> tuple[Path, Path, int]:
     return corpus, db, _chunks(db)
 
 
-def _chunks(db: Path) -> int:
-    import apsw
-
+@contextlib.contextmanager
+def _reading(db: Path) -> Iterator[apsw.Connection]:
+    """The index file, read only, for what the benchmark reads around the engine."""
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        return next(conn.execute("SELECT count(*) FROM chunk"))[0]
+        yield conn
     finally:
         conn.close()
 
 
+def _chunks(db: Path) -> int:
+    with _reading(db) as conn:
+        return next(conn.execute("SELECT count(*) FROM chunk"))[0]
+
+
 def rare_literals(db: Path, count: int = 10) -> list[str]:
     """Identifiers of 8+ characters from chunks picked at random (seeded): what a user pastes to find."""
-    import apsw
-
-    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    try:
+    with _reading(db) as conn:
         high = next(conn.execute("SELECT max(id) FROM chunk"))[0]
         rng = random.Random(7)
         out: list[str] = []
@@ -107,8 +113,6 @@ def rare_literals(db: Path, count: int = 10) -> list[str]:
                 if word not in out:
                     out.append(word)
         return out
-    finally:
-        conn.close()
 
 
 def rg(root: Path, pattern: str, literal: bool) -> tuple[float, str]:
@@ -182,13 +186,8 @@ def run_size(work: Path, size: int, runs: int, quiet: bool) -> dict:
 
 
 def _indexed_paths(db: Path) -> list[str]:
-    import apsw
-
-    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    try:
+    with _reading(db) as conn:
         return [r[0] for r in conn.execute("SELECT path FROM file")]
-    finally:
-        conn.close()
 
 
 def main() -> None:
