@@ -27,3 +27,9 @@ def test_a_ranked_searchs_words_are_found_in_the_hit_for_the_preview():
     spans = term_spans("retry with exponential backoff", text, 21)
     found = {(line, text.split("\n")[line - 21][start:end]) for line, start, end in spans}
     assert found == {(21, "retry"), (22, "exponential"), (22, "backoff"), (22, "Retry")}  # "with" is a stopword
+
+
+def test_words_are_marked_where_a_word_or_an_identifiers_part_starts():
+    text = "word = email.quoprimime.header_decode(encoded_string)  # an unencoded word"
+    spans = term_spans("decode a MIME encoded-word header", text, 1)
+    assert [text[start:end] for _, start, end in spans] == ["word", "header", "decode", "encoded", "word"]

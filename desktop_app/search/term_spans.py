@@ -16,7 +16,10 @@ def term_spans(query: str, text: str, first_line: int) -> list[tuple[int, int, i
     terms = sorted({t for t in (*parsed.identifiers, *parsed.words) if len(t) >= MIN_TERM_CHARS}, key=len, reverse=True)
     if not terms:
         return []
-    pattern = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)  # longest first: whole names win
+    # Longest first, so whole names win; each at the start of a word or of an identifier's part (after `_`):
+    # "mime" marked inside "quoprimime" and "word" inside "unencoded" (seen on the email package) was noise.
+    alternatives = "|".join(re.escape(t) for t in terms)
+    pattern = re.compile(rf"(?<![^\W_])(?:{alternatives})", re.IGNORECASE)
     return [
         (first_line + row, m.start(), m.end())
         for row, line in enumerate(text.split("\n"))
