@@ -35,6 +35,7 @@ from desktop_app.ui.app_settings import AppSettings  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
 from desktop_app.ui.quick_open import QuickOpen  # noqa: E402
 from desktop_app.ui.result_model import EVIDENCE_LABELS, EVIDENCE_ROLE  # noqa: E402
+from desktop_app.ui.result_tree import BADGE_GAP, BADGE_PAD  # noqa: E402
 from desktop_app.ui.settings_dialog import Preferences, SettingsDialog  # noqa: E402
 from desktop_app.ui.shortcuts_dialog import ShortcutsDialog  # noqa: E402
 from desktop_app.ui.single_instance import InstanceChannel, channel_name  # noqa: E402
@@ -189,6 +190,9 @@ def test_results_are_one_ranked_list_or_grouped_by_file_with_their_rank_and_why(
         tree.results.item(0, 1).toolTip()
     )
     assert [EVIDENCE_LABELS[e] for e in best.evidence] == tree.results.item(0, 2).data(EVIDENCE_ROLE)
+    # the column holds all three badges a row can have (150 px cut "meaning" to "meanin")
+    widths = sum(tree.fontMetrics().horizontalAdvance(t) + BADGE_PAD + BADGE_GAP for t in ("name", "words", "meaning"))
+    assert tree.header().sectionSize(2) >= widths
 
     second = tree.results.hits[1]
     tree.select_hit(1)

@@ -25,6 +25,7 @@ BADGE_COLORS = {
     "text": ("#e5e7eb", "#374151"),
 }
 PAGE_STEP = 10  # hits moved by PageUp/PageDown from the search bar
+BADGE_PAD, BADGE_GAP = 12, 3  # a pill's width beyond its text, and the space between pills
 
 
 class _BadgeDelegate(QStyledItemDelegate):
@@ -51,14 +52,14 @@ class _BadgeDelegate(QStyledItemDelegate):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         for text in badges:
             fill, ink = BADGE_COLORS.get(text, BADGE_COLORS["text"])
-            width = metrics.horizontalAdvance(text) + 12
+            width = metrics.horizontalAdvance(text) + BADGE_PAD
             rect = QRectF(left, option.rect.center().y() - height / 2 + 1, width, height)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QColor(fill))
             painter.drawRoundedRect(rect, height / 2, height / 2)
             painter.setPen(QColor(ink))
             painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
-            left += width + 3
+            left += width + BADGE_GAP
         painter.restore()
 
 
@@ -83,9 +84,16 @@ class ResultTree(QTreeView):
         header.setSectionResizeMode(COL_LOCATION, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(COL_SCORE, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(COL_MATCH, QHeaderView.ResizeMode.Fixed)
-        header.resizeSection(COL_MATCH, 150)  # room for two badges, and most of a third
+        header.resizeSection(COL_MATCH, self._badges_width())
         self.selectionModel().currentRowChanged.connect(self._on_current_changed)
         self.doubleClicked.connect(self._on_double_clicked)
+
+    def _badges_width(self) -> int:
+        """Room for the most a hybrid row shows (name, words and meaning) in this font: a fixed 150 px cut the
+        third badge off ("meanin"), seen in the before/after screenshots of issue 14."""
+        metrics = self.fontMetrics()
+        pills = [metrics.horizontalAdvance(text) + BADGE_PAD for text in ("name", "words", "meaning")]
+        return 4 + sum(pills) + BADGE_GAP * len(pills) + 4
 
     # --- content --------------------------------------------------------------------------------
 
