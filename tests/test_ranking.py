@@ -18,9 +18,11 @@ from desktop_app.search.evidence import (
     query_evidence,
     stem,
 )
+from desktop_app.search.fusion import Candidate, rank_scores
 from desktop_app.search.pipeline import Searcher
 from desktop_app.search.query import parse
-from desktop_app.search.request import SearchRequest
+from desktop_app.search.request import NO_RERANK, SearchRequest
+from desktop_app.store.rows import ChunkId, Hit, PlaceId
 from desktop_app.store.sqlite.store import SqliteStore
 
 # --- the evidence, piece by piece -------------------------------------------------------------------
@@ -59,6 +61,23 @@ def test_docs_config_and_tests_are_discounted_unless_asked_for():
         assert is_test_path(path), path
     for path in ("src/testing_utils_not.py", "lib/attest.rb", "src/contest.go", "latest/x.py"):
         assert not is_test_path(path), path
+
+
+def test_a_file_with_several_good_matches_raises_its_best_one_and_keeps_its_order():
+    """semble-dev's answers are files: three good hits in one file say more than one slightly better hit
+    elsewhere. The file's other chunks keep their order under its best one."""
+
+    def candidate(path: str, line: int, similarity: float) -> Candidate:
+        hit = Hit(
+            PlaceId(line), ChunkId(line), "s", path, "python", line, line + 5, "function", f"f{line}", "function",
+            None, "", "", 0, 0.0,
+        )  # fmt: skip
+        return Candidate(hit, semantic=similarity, found_semantic=True)
+
+    lone = candidate("alone.py", 1, 0.60)
+    best, second, third = (candidate("several.py", line, s) for line, s in ((10, 0.58), (20, 0.55), (30, 0.50)))
+    rank_scores([lone, best, second, third], parse("how are requests retried"), "hybrid", NO_RERANK)
+    assert best.score > lone.score > second.score > third.score
 
 
 def test_windows_of_one_definition_fold_into_the_best_one():
