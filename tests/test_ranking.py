@@ -63,16 +63,26 @@ def test_docs_config_and_tests_are_discounted_unless_asked_for():
         assert not is_test_path(path), path
 
 
+def candidate(path: str, line: int, similarity: float, chunk_type: str = "function") -> Candidate:
+    hit = Hit(
+        PlaceId(line), ChunkId(line), "s", path, "python", line, line + 5, chunk_type, f"f{line}", "function",
+        None, "", "", 0, 0.0,
+    )  # fmt: skip
+    return Candidate(hit, semantic=similarity, found_semantic=True)
+
+
+def test_a_types_own_chunk_gives_way_to_the_member_a_question_describes():
+    """The class header's docstring sums up every method (`HtmlDiff` outranked `HtmlDiff.make_file` for
+    "Returns HTML file of side by side comparison")."""
+    header = candidate("difflib.py", 1, 0.60, "type")
+    method = candidate("difflib.py", 20, 0.58)
+    rank_scores([header, method], parse("html file of a side by side comparison"), "hybrid", NO_RERANK)
+    assert method.score > header.score
+
+
 def test_a_file_with_several_good_matches_raises_its_best_one_and_keeps_its_order():
     """semble-dev's answers are files: three good hits in one file say more than one slightly better hit
     elsewhere. The file's other chunks keep their order under its best one."""
-
-    def candidate(path: str, line: int, similarity: float) -> Candidate:
-        hit = Hit(
-            PlaceId(line), ChunkId(line), "s", path, "python", line, line + 5, "function", f"f{line}", "function",
-            None, "", "", 0, 0.0,
-        )  # fmt: skip
-        return Candidate(hit, semantic=similarity, found_semantic=True)
 
     lone = candidate("alone.py", 1, 0.60)
     best, second, third = (candidate("several.py", line, s) for line, s in ((10, 0.58), (20, 0.55), (30, 0.50)))

@@ -39,17 +39,24 @@ PATH_WEIGHT = 0.2
 SATURATION = 0.95
 # The best-ranked chunk of each file gains up to this share of the best blend, in proportion to its file's
 # summed blends against the file with the most (a file with several good hits is about the query; semble's
-# "file coherence" does the same). Measured with NAME_WEIGHT (fusion.py), hybrid, NDCG@10 on 17 semble-dev
-# repositories / 10 others not used for tuning / stdlib dev set nl MRR@10:
-#   none, name 0.3: 0.850 / 0.851 / 0.562      0.1, name 0.3: 0.864 / - / 0.555
-#   0.2, name 0.3: 0.870 / 0.869 / 0.547       0.1, name 0.4: 0.855 / 0.864 / 0.561 (kept)
-#   0.15, name 0.45: 0.853 / 0.868 / 0.560     0.1, name 0.45: 0.844 / 0.867 / 0.564
+# "file coherence" does the same). Measured with NAME_WEIGHT (fusion.py) and TYPE_FACTOR, hybrid, NDCG@10 on
+# 17 semble-dev repositories / 10 others not used for tuning / stdlib dev set nl MRR@10:
+#   none, name 0.3, type 1: 0.850 / 0.851 / 0.562    0.2, name 0.3, type 1: 0.870 / 0.869 / 0.547
+#   0.1, name 0.4, type 1: 0.855 / 0.864 / 0.561      0.2, name 0.4, type 0.9: 0.862 / 0.866 / 0.561 (kept)
+#   0.2, name 0.45, type 0.9: 0.858 / 0.862 / 0.567   0.2, name 0.4, type 0.8: 0.863 / 0.863 / 0.562
 # Giving the bonus to the file's best blend instead of its best-ranked chunk reordered chunks inside a file
 # (`_copytree` over `copytree`: 0.536 at 0.2); summing only a file's best 2, 3 or 5, the square root of the
 # sum, or only blends above half the best moved the stdlib figure by under 0.003. File evidence costs the
-# stdlib set whatever it gains semble-dev: its targets are functions, and a file with many near misses
-# lifts its best one over the right function elsewhere.
-FILE_SUPPORT = 0.1
+# stdlib set about what it gains semble-dev: its targets are functions, and a file with many near misses
+# lifts its best one over the right function elsewhere. Rejected the same way: a bonus for a file whose whole
+# name is among the query's words (`Headers.scala` for "Headers and individual Header types", `json.hpp`
+# excluded as a name most candidate files share): +0.009 / -0.012 stdlib at 0.1, +0.002 / -0.001 at 0.2
+# divided by the query's word count.
+FILE_SUPPORT = 0.2
+# A type's own chunk (its header, docstring and fields; its members are chunks of their own) competes at this
+# share: its docstring sums up every member, so it outranked the method a question describes (`HtmlDiff` over
+# `HtmlDiff.make_file`). Stdlib nl MRR@10 0.562 -> 0.568 at 0.9, semble-dev unchanged (0.855 / 0.855).
+TYPE_FACTOR = 0.9
 # Documentation, configuration and tests compete with code at a discount unless the query asks for them.
 DOCS_FACTOR = 0.6
 CONFIG_FACTOR = 0.6
@@ -180,6 +187,11 @@ def path_facts(path: str) -> PathFacts:
         stem_words=frozenset(stem(w) for w in split_identifier(name.split(".", 1)[0] or name)),
         folder_words=frozenset(stem(w) for part in folder.split("/") if part for w in split_identifier(part)),
     )
+
+
+def chunk_factor(chunk_type: str) -> float:
+    """The discount for a type's own chunk (TYPE_FACTOR)."""
+    return TYPE_FACTOR if chunk_type == "type" else 1.0
 
 
 def kind_factor(path: str, query: QueryEvidence) -> float:

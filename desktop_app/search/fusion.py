@@ -9,9 +9,10 @@
   whose keyword share depends on the query's shape (evidence.py: 0.15 for words, 0.4 when the query
   names code). Every candidate gets its real similarity, however it was found, so the mix is like for
   like. The blend is then discounted for documentation, configuration and tests unless the query asks
-  for them and raised when the query's words are in the file's path; each file's best-ranked chunk is
-  raised by the support of the file's other candidates (FILE_SUPPORT); each further definition from an
-  already ranked file keeps a share of its blend (SATURATION), compounding.
+  for them, and for a type's own chunk (its members are chunks of their own: TYPE_FACTOR); it is raised
+  when the query's words are in the file's path, and each file's best-ranked chunk by the support of
+  the file's other candidates (FILE_SUPPORT); each further definition from an already ranked file keeps
+  a share of its blend (SATURATION), compounding.
 * tiers: outside semantic mode, a chunk whose symbol name is exactly a name in the query ranks in a
   tier of its own, 0.9..0.95 (0.95..1 when spelt as typed), so a definition asked for by name comes
   first; the rest scale into 0..0.9. Rerank boosts (RerankOptions) move results within their tier,
@@ -31,6 +32,7 @@ from .evidence import (
     KEYWORD_WEIGHT_FAST,
     PATH_WEIGHT,
     SATURATION,
+    chunk_factor,
     kind_factor,
     path_match,
     query_evidence,
@@ -118,6 +120,7 @@ def rank_scores(
                     query.keyword_weight if c.layer != "fast" else max(query.keyword_weight, KEYWORD_WEIGHT_FAST),
                 )
                 * kind_factor(c.hit.path, query)
+                * chunk_factor(c.hit.chunk_type)
                 + PATH_WEIGHT * path_match(c.hit.path, query)
             )
             * scale
