@@ -12,6 +12,8 @@ import pytest
 
 from desktop_app.search.request import SearchError, SearchRequest, TextOptions
 from desktop_app.search.text_pattern import TextPattern
+from desktop_app.search.text_search import _Engines, _Lines, _matches
+from desktop_app.store.rows import ChunkId, Hit, PlaceId
 from desktop_app.store.sqlite.store import SqliteStore
 
 from .reliability import one_line_error, quarry
@@ -143,3 +145,40 @@ def test_the_cli_prints_matches_like_grep_and_json_with_columns(mixed_root, mixe
         "invalid regular expression",
     )
     one_line_error(quarry("search", "x", "--regex", "--root", mixed_root, "--db", db), 2, "--mode text")
+
+
+def _hit(line: int, text: str) -> Hit:
+    return Hit(PlaceId(line), ChunkId(line), "s", "a.py", "python", line, line + text.count("\n"), "code", None,
+               None, None, text, "", 0, 0.0)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"[A-Z][a-zA-Z]+Exception\b", r"^\s*def \w+", r"\bfoo\b|bar$", r"ret(urn|ry)\s+\d+", "x.y", r"\W+\d"],
+)
+def test_re2_on_ascii_text_finds_exactly_what_re_finds(pattern):
+    """RE2 runs a batch that is all ASCII (several times faster); `re` runs the rest. On such text both must give
+    the same lines and columns, chunk edges included."""
+    hits = [
+        _hit(1, "class FooException(Exception):\n    def run(self):\n        return 42"),
+        _hit(10, "foo = bar\nretry  7 # IOException x.y\n\tdef  go():"),
+        _hit(20, "bar\n  def f(): raise ValueException\nfoo"),
+    ]
+    text = TextPattern(pattern, regex=True)
+    engines = _Engines(text)
+    assert engines.fast_on("\n".join(h.text for h in hits)) is not None
+    fast = _matches(engines, _Lines(text.needles(), False), hits)
+    engines.re2 = None  # the same search with `re` alone
+    slow = _matches(engines, _Lines(text.needles(), False), hits)
+    assert fast == slow and fast, pattern
+
+
+def test_text_re2_cannot_match_alike_is_searched_with_re():
+    # `re`'s \s takes \x0b (and \x1c-\x1f), RE2's does not; non-ASCII text; look-arounds RE2 refuses
+    spaced = TextPattern(r"a\sb", regex=True)
+    assert _Engines(spaced).fast_on("a\x0bb") is None and _Engines(spaced).fast_on("a b") is not None
+    found = _matches(_Engines(spaced), _Lines([], False), [_hit(1, "xa\x0bb")])
+    assert [places for _, places in found] == [{(1, 1): (4, "xa\x0bb")}]
+    assert _Engines(TextPattern("café")).fast_on("un café") is None
+    assert TextPattern("word", word=True).compiled_re2() is None
+    assert TextPattern(r"(?<=a)b", regex=True).compiled_re2() is None

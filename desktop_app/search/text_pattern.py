@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
+
+import re2
 
 from .request import SearchError
 
@@ -38,6 +41,25 @@ class TextPattern:
             return re.compile(source, flags)
         except re.error as exc:
             raise SearchError(f"invalid regular expression {self.text!r}: {exc}") from None
+
+    def compiled_re2(self) -> Any | None:
+        """The same pattern for RE2, or None where RE2 would not match alike: it runs in linear time, several
+        times faster than `re` ([A-Z][a-zA-Z]+Exception\\b over 1 MB: 8 ms against 45), but its `\\w`, `\\d`,
+        `\\b` and `\\s` know ASCII only, so it is used on ASCII text only (text_search.py), where they agree
+        with `re`'s except `\\s`, which leaves out \\x0b and \\x1c-\\x1f (checked there). No look-arounds or
+        back-references (so not with `word`): RE2 refuses them, and `re` runs those."""
+        if self.word:
+            return None
+        source = self.text if self.regex else re.escape(self.text)
+        options = re2.Options()
+        options.case_sensitive = self.case_sensitive
+        options.log_errors = False
+        try:
+            # Compiled for bytes: on ASCII text a byte offset is a character offset, and RE2's wrapper spends
+            # more converting offsets of a str than finding the match.
+            return re2.compile(f"(?m){source}".encode(), options)
+        except re2.error:
+            return None
 
     def needles(self) -> list[list[str]]:
         """Alternatives of substrings every match contains: a match holds all the substrings of one of them
