@@ -24,6 +24,11 @@ except ImportError:  # pragma: no cover - a Python that moved it again
     _sre = _sre_parser = None
 
 
+# Syntax both accept with different meanings: `[[:alpha:]]` (a POSIX class to RE2), `{,3}` (a literal to RE2),
+# `(?U)` (Unicode to `re`, lazy repeats to RE2).
+_RE2_READS_OTHERWISE = re.compile(r"\[:|\{,|\(\?[a-zA-Z]*[Uu]")
+
+
 @dataclass(frozen=True)
 class TextPattern:
     text: str  # what the user typed
@@ -48,7 +53,7 @@ class TextPattern:
         `\\b` and `\\s` know ASCII only, so it is used on ASCII text only (text_search.py), where they agree
         with `re`'s except `\\s`, which leaves out \\x0b and \\x1c-\\x1f (checked there). No look-arounds or
         back-references (so not with `word`): RE2 refuses them, and `re` runs those."""
-        if self.word:
+        if self.word or (self.regex and _RE2_READS_OTHERWISE.search(self.text)):
             return None
         source = self.text if self.regex else re.escape(self.text)
         options = re2.Options()
