@@ -184,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--weights",
         default="",
         help="override rerank weights of the preset, e.g. "
-        "'similarity=1,symbol=0.05,chunk_type=0.03,recency=0.02,private=0.05'",
+        "'similarity=1,symbol=0.05,chunk_type=0.03,recency=0.02,private=0.1'",
     )
     p.add_argument("--json", action="store_true", help="print JSON (one object per query)")
     p.add_argument(

@@ -3,6 +3,8 @@ and results that do not depend on how many are asked for."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from desktop_app.indexing.indexer import Indexer
@@ -21,7 +23,7 @@ from desktop_app.search.evidence import (
 from desktop_app.search.fusion import Candidate, rank_scores
 from desktop_app.search.pipeline import Searcher
 from desktop_app.search.query import parse
-from desktop_app.search.request import NO_RERANK, SearchRequest
+from desktop_app.search.request import CODE_SEARCH_PRESET, NO_RERANK, SearchRequest
 from desktop_app.store.rows import ChunkId, Hit, PlaceId
 from desktop_app.store.sqlite.store import SqliteStore
 
@@ -78,6 +80,14 @@ def test_a_types_own_chunk_gives_way_to_the_member_a_question_describes():
     method = candidate("difflib.py", 20, 0.58)
     rank_scores([header, method], parse("html file of a side by side comparison"), "hybrid", NO_RERANK)
     assert method.score > header.score
+
+
+def test_the_public_function_outranks_the_private_helper_it_calls():
+    """ "Recursively copy a directory tree" describes `copytree` and the `_copytree` doing its work alike."""
+    helper, public = candidate("shutil.py", 1, 0.66), candidate("shutil.py", 40, 0.585)
+    helper.hit = replace(helper.hit, symbol_name="_copytree")
+    rank_scores([helper, public], parse("recursively copy a directory tree"), "hybrid", CODE_SEARCH_PRESET)
+    assert public.score > helper.score
 
 
 def test_a_file_with_several_good_matches_raises_its_best_one_and_keeps_its_order():

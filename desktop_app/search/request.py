@@ -52,8 +52,10 @@ class RerankOptions:
     chunk_type_boost: float = 0.03
     recency_boost: float = 0.0  # up to this much for files indexed most recently
     recency_half_life_days: float = 30.0
-    # Private helpers (`_name`, not `__dunder__`) rank a little below the public API people ask about.
-    private_penalty: float = 0.05
+    # Private helpers (`_name`, not `__dunder__`) rank a little below the public API people ask about (the
+    # public `copytree` over the `_copytree` it calls). Stdlib dev set nl MRR@10: 0 0.539, 0.05 0.561, 0.1 0.571,
+    # 0.15 0.573; semble-dev the same at 0.05 and 0.1 (0.862 / 0.861 over 17 repositories).
+    private_penalty: float = 0.1
 
 
 CODE_SEARCH_PRESET = RerankOptions()
