@@ -597,7 +597,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps(response.to_dict(with_context=args.context > 0)), flush=True)
             else:
-                _print_response(response, args.context > 0)
+                # Results of several folders name theirs: each path is given whole, from its scope's root.
+                _print_response(response, args.context > 0, whole_paths=args.all_scopes or len(roots) > 1)
     finally:
         worker.close()
     return 0
@@ -659,17 +660,17 @@ def _queries(args: argparse.Namespace) -> list[str]:
     return [args.query]
 
 
-def _print_response(response, with_context: bool) -> None:
+def _print_response(response, with_context: bool, whole_paths: bool = False) -> None:
     if response.notice:
         print(f"note: {response.notice}")
     if not response.results:
         print(f"no results for {response.query!r}")
     if response.mode == "text":
-        _print_text_matches(response)
+        _print_text_matches(response, whole_paths)
         return
     for r in response.results:
         symbol = f"  {r.symbol_type} {r.symbol_name}" if r.symbol_name else ""
-        print(f"{r.score:.3f} {r.relevance:8} {r.path}:{r.start_line}-{r.end_line}{symbol}")
+        print(f"{r.score:.3f} {r.relevance:8} {_shown_path(r, whole_paths)}:{r.start_line}-{r.end_line}{symbol}")
         if with_context:
             if r.stale:
                 print("    (file changed since it was indexed; re-index to see current lines)")
@@ -681,13 +682,19 @@ def _print_response(response, with_context: bool) -> None:
     print(f"({len(response.results)} results in {response.elapsed_ms:.1f} ms, {response.effective_mode}{weaker})")
 
 
-def _print_text_matches(response) -> None:
+def _shown_path(result, whole: bool) -> str:
+    """The result's path in its scope, or from the scope's root when several scopes answer."""
+    return str(Path(result.scope_root) / result.path) if whole and result.scope_root else result.path
+
+
+def _print_text_matches(response, whole_paths: bool = False) -> None:
     """grep's form: PATH:LINE:COLUMN:LINE TEXT for each match (columns from 1), then the totals."""
     for r in response.results:
+        path = _shown_path(r, whole_paths)
         for m in r.matches:
-            print(f"{r.path}:{m['line']}:{m['start_col'] + 1}:{m['text']}")
+            print(f"{path}:{m['line']}:{m['start_col'] + 1}:{m['text']}")
         if r.match_count > len(r.matches):
-            print(f"{r.path}: {r.match_count - len(r.matches)} more matches")
+            print(f"{path}: {r.match_count - len(r.matches)} more matches")
     listed = sum(r.match_count for r in response.results)
     if response.text_complete:
         more = response.files_matched - len(response.results)

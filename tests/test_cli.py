@@ -63,6 +63,23 @@ def test_search_without_root_searches_the_indexed_folder_holding_the_working_dir
     assert "not inside an indexed folder" in outside.stderr and "--root PATH" in outside.stderr
 
 
+def test_results_of_several_folders_name_their_folder(mixed_root, index_copy, tmp_path):
+    """Issue 14, item 6: with --all-scopes (or several --root) a path alone does not say which folder it is in."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "retry.py").write_text('def retry_request(url):\n    """Retry a failed http request."""\n')
+    quarry("index", other, "--db", index_copy, check=0)
+    for mode in ("hybrid", "text"):
+        out = quarry("search", "retry", "--db", index_copy, "--all-scopes", "--mode", mode, "-k", "30", check=0).stdout
+        listed = [line for line in out.splitlines() if not line.startswith(("(", "note:"))]
+        paths = [line.split()[2] if mode == "hybrid" else line for line in listed]
+        assert any(p.startswith(f"{other.resolve()}/retry.py:") for p in paths), out
+        assert any(p.startswith(f"{mixed_root.resolve()}/") for p in paths), out
+        assert all(p.startswith((f"{other.resolve()}/", f"{mixed_root.resolve()}/")) for p in paths), out
+    one = quarry("search", "retry", "--db", index_copy, "--root", other, "--mode", "text", check=0).stdout
+    assert one.startswith("retry.py:1:"), one  # one folder: paths in it, as before
+
+
 def test_index_json_stats_and_search_json(mixed_root, index_copy):
     db = index_copy
     proc = quarry("index", mixed_root, "--db", db, "--json", check=0)
