@@ -16,6 +16,7 @@ from desktop_app.search.evidence import (
     TEST_FACTOR,
     is_test_path,
     kind_factor,
+    named_after,
     path_match,
     query_evidence,
     stem,
@@ -88,6 +89,18 @@ def test_the_public_function_outranks_the_private_helper_it_calls():
     helper.hit = replace(helper.hit, symbol_name="_copytree")
     rank_scores([helper, public], parse("recursively copy a directory tree"), "hybrid", CODE_SEARCH_PRESET)
     assert public.score > helper.score
+
+
+def test_of_the_definitions_named_the_one_in_the_file_named_after_it_comes_first():
+    """`Application` in Vapor: Swift extensions in `Application+Sessions.swift` define the name too."""
+    extension = candidate("Sessions/Application+Sessions.swift", 3, 0.60)
+    home = candidate("Application.swift", 7, 0.50)
+    for c in (extension, home):
+        c.hit, c.exact_symbol = replace(c.hit, symbol_name="Application", symbol_type="class"), True
+    for mode in ("hybrid", "exact"):
+        rank_scores([extension, home], parse("Application"), mode, CODE_SEARCH_PRESET)
+        assert home.score > extension.score >= 0.95, mode
+    assert named_after("sync/semaphore.rs", "Semaphore") and not named_after("sync/batch_semaphore.rs", "Semaphore")
 
 
 def test_a_file_with_several_good_matches_raises_its_best_one_and_keeps_its_order():

@@ -57,6 +57,10 @@ FILE_SUPPORT = 0.2
 # share: its docstring sums up every member, so it outranked the method a question describes (`HtmlDiff` over
 # `HtmlDiff.make_file`). Stdlib nl MRR@10 0.562 -> 0.568 at 0.9, semble-dev unchanged (0.855 / 0.855).
 TYPE_FACTOR = 0.9
+# Among the definitions of a name the query gives, one in a file named after it comes first: Swift extensions
+# (`Application+Sessions.swift`), Ruby's reopened modules and Rust's re-declared types share the name with
+# the definition a user means.
+NAMED_FILE_BONUS = 0.2
 # Documentation, configuration and tests compete with code at a discount unless the query asks for them.
 DOCS_FACTOR = 0.6
 CONFIG_FACTOR = 0.6
@@ -187,6 +191,14 @@ def path_facts(path: str) -> PathFacts:
         stem_words=frozenset(stem(w) for w in split_identifier(name.split(".", 1)[0] or name)),
         folder_words=frozenset(stem(w) for part in folder.split("/") if part for w in split_identifier(part)),
     )
+
+
+def named_after(path: str, symbol_name: str | None) -> bool:
+    """Whether the file is named after this symbol (`semaphore.rs` for `Semaphore`, `Application.swift` for
+    `Application`, not `batch_semaphore.rs` or `Application+Responder.swift`)."""
+    if not symbol_name:
+        return False
+    return path_facts(path).stem_words == frozenset(stem(w) for w in split_identifier(symbol_name))
 
 
 def chunk_factor(chunk_type: str) -> float:

@@ -30,10 +30,12 @@ from ..store.rows import Hit
 from .evidence import (
     FILE_SUPPORT,
     KEYWORD_WEIGHT_FAST,
+    NAMED_FILE_BONUS,
     PATH_WEIGHT,
     SATURATION,
     chunk_factor,
     kind_factor,
+    named_after,
     path_match,
     query_evidence,
 )
@@ -131,6 +133,9 @@ def rank_scores(
         _saturate(candidates, bases, order)
     else:
         bases = [blend(c, mode) for c in candidates]
+    for i, c in enumerate(candidates):
+        if mode != "semantic" and tiers[i] != _PLAIN and named_after(c.hit.path, c.hit.symbol_name):
+            bases[i] += NAMED_FILE_BONUS
     for c, tier, base, boost in zip(candidates, tiers, bases, boosts, strict=True):
         c.score = _in_tier(tier, min(1.0, max(0.0, base * weight + boost)), mode)
 
