@@ -43,8 +43,9 @@ from .query import ParsedQuery
 from .request import RerankOptions
 
 # The name vector's share of a chunk's similarity. 0.3 was tuned before file support (evidence.py) existed;
-# with it, 0.4 keeps the stdlib set's nl MRR@10 above 0.56 (0.3: 0.555, 0.4: 0.561, 0.45: 0.564) at a small
-# cost on semble-dev, whose targets are files (0.864 / 0.855 / 0.844 over 17 repositories).
+# with it (0.2, types at 0.9, private helpers at -0.1), stdlib nl MRR@10 / semble-dev NDCG@10 over 17
+# repositories / over 10 others: 0.3 0.561 / 0.865 / 0.865, 0.35 0.566 / 0.865 / 0.864, 0.4 0.571 / 0.861 /
+# 0.866, 0.45 0.567 / 0.858 / 0.862 (with private helpers at -0.05). 0.4 keeps the stdlib set clear of 0.56.
 NAME_WEIGHT = 0.4
 EXACT_TIER = 0.9
 # Within the tier of definitions named in the query, a name spelt exactly as typed ranks first: the tier's
