@@ -15,6 +15,11 @@ _WORD = re.compile(r"\w+")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
 
 
+def qualified(name: str, parent: str | None, joint: str = ".") -> str:
+    """A symbol's name qualified by its parent (`LRUCache.put`), or alone at the top of its file."""
+    return f"{parent}{joint}{name}" if parent else name
+
+
 def split_identifier(name: str) -> list[str]:
     """Lower-case word parts of one identifier; a plain word gives itself."""
     return list(_split(name))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
-from ..identifiers import expand_identifiers, split_identifier
+from ..identifiers import expand_identifiers, qualified, split_identifier
 from ..store.rows import StoredChunk
 from .chunk import Chunk
 
@@ -33,7 +33,7 @@ def chunk_of(stored: StoredChunk) -> Chunk:
 def qualified_name(chunk: Chunk) -> str | None:
     if not chunk.symbol_name:
         return None
-    return f"{chunk.parent_symbol}.{chunk.symbol_name}" if chunk.parent_symbol else chunk.symbol_name
+    return qualified(chunk.symbol_name, chunk.parent_symbol)
 
 
 def document_header(chunk: Chunk, rel_path: str) -> str:

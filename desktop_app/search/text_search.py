@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from bisect import bisect_right
-from collections.abc import Hashable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ import numpy as np
 
 from ..store.protocols import Store
 from ..store.rows import Hit, HitFilter, Scope
+from ..store.until_next_write import UntilNextWrite
 from .results import SearchResult
 from .text_pattern import TextPattern
 
@@ -46,7 +47,9 @@ class TextSearch:
 
     def __init__(self, store: Store):
         self.store = store
-        self._table: tuple[Hashable, _Places] | None = None
+        self._places: UntilNextWrite[tuple[tuple[str, ...], HitFilter], _Places] = UntilNextWrite(
+            lambda: store.generation
+        )
 
     def search(self, scopes: list[Scope], where: HitFilter, pattern: TextPattern, k: int) -> TextMatches:
         engines = _Engines(pattern)
@@ -54,7 +57,9 @@ class TextSearch:
         # A literal is its own needle: looking for it line by line first would only do the work twice.
         lines = _Lines(needles if pattern.regex else [], pattern.case_sensitive)
         roots = {s.id: s.root for s in scopes}
-        places = self._places(list(roots), where, roots)
+        places = self._places.get(
+            (tuple(roots), where), lambda: _Places(*self.store.place_table(list(roots), where), roots)
+        )
         candidates = _candidates(self.store, needles, pattern.case_sensitive)
         rows = places.rows if candidates is None else places.rows[np.isin(places.rows[:, 2], candidates)]
         files: dict[tuple[str, str], _File] = {}
@@ -71,12 +76,6 @@ class TextSearch:
         out.files, out.matches = len(files), sum(len(f.matches) for f in files.values())
         out.results = [files[key].result(key[0]) for key in ordered[:k]]
         return out
-
-    def _places(self, scope_ids: list[str], where: HitFilter, roots: dict[str, str]) -> _Places:
-        key = (tuple(scope_ids), where, self.store.generation)
-        if self._table is None or self._table[0] != key:
-            self._table = (key, _Places(*self.store.place_table(scope_ids, where), roots))
-        return self._table[1]
 
 
 class _Places:

@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
 from .. import shared_settings
 from ..bridge import DroppedPath, EngineBridge, LiveSearch
 from ..editor_command import installed_editors
+from ..identifiers import qualified
 from ..indexing.file_selection import SelectionOptions
 from ..indexing.indexer import IndexStats
 from ..indexing.languages import classify
@@ -1015,7 +1016,7 @@ class MainWindow(QMainWindow):
             return []
         out = []
         for h in await self.bridge.find_symbols(scope.scope, text):
-            name = f"{h.parent_symbol}.{h.symbol_name}" if h.parent_symbol else h.symbol_name
+            name = qualified(h.symbol_name or "", h.parent_symbol)
             label = f"{h.symbol_type or ''} {name}   {h.path}:{h.start_line}".strip()
             target = PreviewTarget(
                 scope.scope.root, h.path, h.file_sha256, h.start_line, h.end_line, h.language, label, h.text

@@ -8,6 +8,7 @@ from itertools import groupby
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QStandardItem, QStandardItemModel
 
+from ..identifiers import qualified
 from ..search.results import SearchResponse, SearchResult
 
 RESULT_ROLE = Qt.ItemDataRole.UserRole + 1  # the SearchResult on a hit row; None on a file row
@@ -114,7 +115,7 @@ def hit_label(r: SearchResult) -> str:
         return f"{lines}   {r.chunk_type}"
     # Qualified by its parent: three `get_event_loop` methods of three classes must not look the same.
     joint = " › " if r.symbol_type == "heading" else "."  # a section under its heading, a member in its type
-    name = f"{r.parent_symbol}{joint}{r.symbol_name}" if r.parent_symbol else r.symbol_name
+    name = qualified(r.symbol_name, r.parent_symbol, joint)
     kind = _SYMBOL_TYPE_LABELS.get(r.symbol_type or "", r.symbol_type or "")
     return f"{lines}   {kind} {name}" if kind else f"{lines}   {name}"
 

@@ -12,17 +12,18 @@ import heapq
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from ..embedding import ModelError
 from ..embedding.choice import configured_embedder, embedder_for_source
 from ..embedding.static_model import STATIC_MODEL_ID, StaticEmbedder
 from ..embedding.text_embedder import TextEmbedder
+from ..identifiers import qualified
 from ..indexing.indexer import Indexer, IndexingError, IndexOptions, IndexStats
 from ..indexing.languages import classify
 from ..indexing.progress import Progress
@@ -36,6 +37,7 @@ from ..search.request import SearchError, SearchRequest
 from ..search.results import SearchResponse
 from ..store.location import DEFAULT_EF_SEARCH, StoreLocation, open_store
 from ..store.rows import FileState, HistoryEntry, Hit, HitFilter, PlaceId, Scope, ScopeSummary
+from ..store.until_next_write import UntilNextWrite
 from .dropped_paths import DroppedPath, inspect_dropped
 from .operations import Change, ChangeNotice, Read, Write
 
@@ -102,8 +104,9 @@ class Engine:
         self.wanted = WantedChunks()
         self._idle = idle
         self.searcher = self._searcher_for_active_model()
-        self._listings: dict[tuple[str, str], Any] = {}  # see listing()
-        self._listings_generation: Hashable = None
+        # Lists read from the store for Quick Open, Go to Symbol and the filter bar (a scope's paths, its
+        # symbols, its languages), kept until the next write.
+        self.listings: UntilNextWrite[tuple[str, str], Any] = UntilNextWrite(lambda: self.store.generation)
 
     def _configured_embedder(self) -> TextEmbedder:
         """The model the configuration switches to, else the one the index was made with."""
@@ -211,16 +214,6 @@ class Engine:
 
     def search(self, request: SearchRequest) -> SearchResponse:
         return self.searcher.search(request, self.indexing_roots)
-
-    def listing(self, key: tuple[str, str], read: Callable[[], T]) -> T:
-        """A list read from the store (a scope's paths, its symbols), kept until the next write."""
-        generation = self.store.generation
-        if self._listings_generation != generation:
-            self._listings.clear()
-            self._listings_generation = generation
-        if key not in self._listings:
-            self._listings[key] = read()
-        return cast(T, self._listings[key])
 
     def want_file(self, path: Path) -> None:
         """Queue the chunks of the indexed file at `path` (absolute) to be embedded before the rest."""
@@ -413,7 +406,7 @@ class Worker:
                 files = sorted((f for f in states if f.sha256 is not None), key=lambda f: f.path)  # indexed ones
                 return [f.path for f in files], files
 
-            paths, files = engine.listing(("files", scope.id), read)
+            paths, files = engine.listings.get(("files", scope.id), read)
             return [files[i] for i in fuzzy_rank(query, paths, limit)]
 
         return self.run(Read("find files", job, urgent=True))
@@ -431,7 +424,7 @@ class Worker:
                         counts[kind.language] = counts.get(kind.language, 0) + 1
                 return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
-            return engine.listing(("languages", scope.id), read)
+            return engine.listings.get(("languages", scope.id), read)
 
         return self.run(Read("project languages", job))
 
@@ -444,9 +437,9 @@ class Worker:
                 first: dict[tuple[str, str | None, str], PlaceId] = {}
                 for place, name, parent, path in engine.store.symbol_places([scope.id]):
                     first.setdefault((name, parent, path), place)
-                return [f"{p}.{n}" if p else n for n, p, _ in first], list(first.values())
+                return [qualified(n, p) for n, p, _ in first], list(first.values())
 
-            names, places = engine.listing(("symbols", scope.id), read)
+            names, places = engine.listings.get(("symbols", scope.id), read)
             ranked = fuzzy_rank(query, names, limit, tail_separator=".")
             hits = {h.place_id: h for h in engine.store.hits_for_places([places[i] for i in ranked])}
             return [hits[places[i]] for i in ranked if places[i] in hits]

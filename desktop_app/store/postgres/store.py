@@ -49,8 +49,8 @@ from ..rows import (
     StoredChunk,
 )
 from ..schema_names import CHANGED_FROM_PARENT, HIT_COLUMNS, NAME_SUFFIX, STORED_COLUMNS, new_ulid, vector_table_name
+from ..until_next_write import UntilNextWrite
 from .connection import ReadOnlyStore, connect, display_url, store_error
-from .until_next_write import UntilNextWrite
 from .vector_search import PgVectorSearch
 
 _T = TypeVar("_T")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..rows import NO_FILTER, ChunkId, HitFilter
-from .until_next_write import UntilNextWrite
+from ..until_next_write import UntilNextWrite
 
 if TYPE_CHECKING:
     from .store import PostgresStore

@@ -1,4 +1,5 @@
-"""Values read from the team index and kept until its change counter moves (a write by any process)."""
+"""Values read from a store and kept until its change counter (Store.generation) moves: a write by this process
+or, on the team index, by any."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ _V = TypeVar("_V")
 class UntilNextWrite(Generic[_K, _V]):
     """One round trip for the counter, instead of the read, while nothing changed; all dropped once it moves."""
 
-    def __init__(self, generation: Callable[[], int]):
+    def __init__(self, generation: Callable[[], Hashable]):
         self._generation = generation
-        self._seen: int | None = None
+        self._seen: Hashable = None
         self._values: dict[_K, _V] = {}
 
     def get(self, key: _K, read: Callable[[], _V]) -> _V:
