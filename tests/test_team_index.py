@@ -65,6 +65,21 @@ def test_the_team_index_answers_as_the_sqlite_store_does(mixed_team_index, mixed
         local.close()
 
 
+def test_both_stores_give_a_name_spelt_as_typed_before_its_other_spellings(mixed_team_index, mixed_index):
+    """Beyond the limit, a common name's other spellings (hundreds of `deserialize` functions) must not crowd out
+    the definition spelt as asked (the `Deserialize` trait)."""
+    for store in (PostgresStore(mixed_team_index), SqliteStore(mixed_index[0])):
+        try:
+            scope = store.list_scopes()[0].scope.id
+            for typed, other in (("LRUCache", "retrypolicy"), ("RetryPolicy", "lrucache")):
+                first = store.symbol_matches([scope], [other, typed], 1)
+                assert [h.symbol_name for h in store.hits_for_places(first)] == [typed], (store, typed)
+                both = store.symbol_matches([scope], [other, typed], 10)
+                assert {h.symbol_name for h in store.hits_for_places(both)} >= {"LRUCache", "RetryPolicy"}
+        finally:
+            store.close()
+
+
 @pytest.mark.parametrize("way", ["exact", "walk"])
 def test_a_filtered_meaning_search_agrees_with_the_sqlite_store_either_way(
     way, monkeypatch, mixed_team_index, mixed_index, mixed_root, embedder

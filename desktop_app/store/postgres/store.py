@@ -710,8 +710,8 @@ class PostgresStore:
         cond, args = self.filter_sql(scope_ids, where)
         rows = self._rows(
             "SELECT fc.id FROM file_chunk fc JOIN file f ON f.id = fc.file_id WHERE lower(fc.symbol_name) = ANY(%s) "
-            f"AND {cond} ORDER BY fc.ordinal LIMIT %s",
-            [[n.lower() for n in names], *args, limit],
+            f"AND {cond} ORDER BY fc.symbol_name = ANY(%s) DESC, fc.ordinal, fc.id LIMIT %s",
+            [[n.lower() for n in names], *args, list(names), limit],
         )
         return [PlaceId(r[0]) for r in rows]
 

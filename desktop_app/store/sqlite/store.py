@@ -646,7 +646,9 @@ class SqliteStore:
     def symbol_matches(
         self, scope_ids: Sequence[str], names: Sequence[str], limit: int, where: HitFilter = NO_FILTER
     ) -> list[PlaceId]:
-        """Places whose symbol name equals one of `names` (case-insensitive)."""
+        """Places whose symbol name equals one of `names` (case-insensitive), those spelt exactly as given first:
+        beyond `limit` a common name's other spellings (serde's hundreds of `deserialize` functions) must not
+        crowd out the definition asked for (the `Deserialize` trait)."""
         if not scope_ids or not names:
             return []
         smarks = ",".join("?" * len(scope_ids))
@@ -656,8 +658,9 @@ class SqliteStore:
             r[0]
             for r in self._rows(
                 f"SELECT fc.id FROM file_chunk fc JOIN file f ON f.id = fc.file_id WHERE fc.scope_id IN ({smarks}) "
-                f"AND fc.symbol_name COLLATE NOCASE IN ({nmarks}) AND {cond} ORDER BY fc.ordinal LIMIT ?",
-                (*scope_ids, *names, *cargs, limit),
+                f"AND fc.symbol_name COLLATE NOCASE IN ({nmarks}) AND {cond} "
+                f"ORDER BY fc.symbol_name IN ({nmarks}) DESC, fc.ordinal, fc.id LIMIT ?",
+                (*scope_ids, *names, *cargs, *names, limit),
             )
         ]
 
