@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from desktop_app.indexing.indexer import Indexer
+from desktop_app.search import fusion
 from desktop_app.search.dedup import merge_units
 from desktop_app.search.evidence import (
     DOCS_FACTOR,
@@ -111,6 +112,23 @@ def test_a_file_with_several_good_matches_raises_its_best_one_and_keeps_its_orde
     best, second, third = (candidate("several.py", line, s) for line, s in ((10, 0.58), (20, 0.55), (30, 0.50)))
     rank_scores([lone, best, second, third], parse("how are requests retried"), "hybrid", NO_RERANK)
     assert best.score > lone.score > second.score > third.score
+
+
+def test_a_file_whose_code_means_the_question_raises_the_chunk_it_ranks_first(monkeypatch):
+    """A file's best-ranked chunk is often there for its name or words, while another chunk of the same file is
+    the closest in meaning: the file's best code cosine speaks for it (`CacheManager.driver` for "cache store
+    driver abstraction", whose `Repository` answers it)."""
+    named, meant = candidate("src/one.php", 1, 0.50), candidate("src/one.php", 20, 0.40)
+    other, other_too = candidate("src/two.php", 1, 0.52), candidate("src/two.php", 20, 0.42)
+    for c, code in ((named, 0.45), (meant, 0.70), (other, 0.50), (other_too, 0.30)):
+        c.code = code
+    query = parse("cache store repository and driver abstraction")
+    for file_meaning, first in ((0.0, other), (fusion.FILE_MEANING, named)):
+        monkeypatch.setattr(fusion, "FILE_MEANING", file_meaning)
+        monkeypatch.setattr(fusion, "FILE_MEANING_BEST", file_meaning and fusion.FILE_MEANING_BEST)
+        rank_scores([named, meant, other, other_too], query, "hybrid", NO_RERANK)
+        assert max((named, other), key=lambda c: c.score) is first
+        assert named.score > meant.score  # the order within the file stays
 
 
 def test_windows_of_one_definition_fold_into_the_best_one():

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 from ..store.rows import Hit
 from .evidence import (
+    FILE_MEANING,
+    FILE_MEANING_BEST,
     FILE_SUPPORT,
     KEYWORD_WEIGHT_FAST,
     NAMED_FILE_BONUS,
@@ -45,8 +47,10 @@ from .request import RerankOptions
 # The name vector's share of a chunk's similarity. 0.3 was tuned before file support (evidence.py) existed;
 # with it (0.2, types at 0.9, private helpers at -0.1), stdlib nl MRR@10 / semble-dev NDCG@10 over 17
 # repositories / over 10 others: 0.3 0.561 / 0.865 / 0.865, 0.35 0.566 / 0.865 / 0.864, 0.4 0.571 / 0.861 /
-# 0.866, 0.45 0.567 / 0.858 / 0.862 (with private helpers at -0.05). 0.4 keeps the stdlib set clear of 0.56.
-NAME_WEIGHT = 0.4
+# 0.866, 0.45 0.567 / 0.858 / 0.862 (with private helpers at -0.05). With the file's meaning (evidence.py:
+# FILE_MEANING) the name says less: semble-dev over 40 repositories / stdlib nl MRR@10, 0.4 0.849 / 0.568,
+# 0.2 0.855 / 0.566, 0.1 lower on both.
+NAME_WEIGHT = 0.2
 EXACT_TIER = 0.9
 # Within the tier of definitions named in the query, a name spelt exactly as typed ranks first: the tier's
 # upper half is theirs.
@@ -58,6 +62,7 @@ _DAY = 86_400.0
 class Candidate:
     hit: Hit
     semantic: float | None = None  # similarity (blend of code and name cosines), 0..1
+    code: float | None = None  # the code cosine alone (the chunk as embedded with its path and header)
     keyword: float = 0.0  # 0..1, relative to the best keyword match of the query
     found_semantic: bool = False
     found_keyword: bool = False
@@ -129,6 +134,7 @@ def rank_scores(
             * scale
             for c in candidates
         ]
+        _file_meaning(candidates, bases, [b * weight + x for b, x in zip(bases, boosts, strict=True)])
         _support_files(candidates, bases, [b * weight + x for b, x in zip(bases, boosts, strict=True)])
         order = sorted(range(len(candidates)), key=lambda i: (-tiers[i], -(bases[i] * weight + boosts[i])))
         _saturate(candidates, bases, order)
@@ -160,6 +166,29 @@ def _support_files(candidates: Sequence[Candidate], bases: list[float], keys: li
         bases[i] += unit * sums[file] / most
     for i in range(len(bases)):
         bases[i] /= 1 + FILE_SUPPORT
+
+
+def _file_meaning(candidates: Sequence[Candidate], bases: list[float], keys: list[float]) -> None:
+    """Raise every candidate by FILE_MEANING x its file's meaning, and each file's best-ranked candidate (by
+    `keys`) by FILE_MEANING_BEST x it more, then scale every base back into 0..1. A file's meaning is the best
+    code cosine among its candidates, placed between the files' lowest (0) and highest (1)."""
+    best_code: dict[str, float] = {}
+    best: dict[str, int] = {}
+    for i, c in enumerate(candidates):
+        file = f"{c.hit.scope_id}/{c.hit.path}"
+        best_code[file] = max(best_code.get(file, 0.0), c.code or 0.0)
+        if file not in best or keys[i] > keys[best[file]]:
+            best[file] = i
+    low, high = min(best_code.values(), default=0.0), max(best_code.values(), default=0.0)
+    if high <= low:
+        return
+    share = {file: (v - low) / (high - low) for file, v in best_code.items()}
+    for i, c in enumerate(candidates):
+        bases[i] += FILE_MEANING * share[f"{c.hit.scope_id}/{c.hit.path}"]
+    for file, i in best.items():
+        bases[i] += FILE_MEANING_BEST * share[file]
+    for i in range(len(bases)):
+        bases[i] /= 1 + FILE_MEANING + FILE_MEANING_BEST
 
 
 def _saturate(candidates: Sequence[Candidate], bases: list[float], order: list[int]) -> None:

@@ -371,12 +371,14 @@ class Searcher:
         for c in by_id.values():
             cid = c.hit.chunk_id
             if cid in code:
-                c.semantic, c.layer = similarity(code[cid], names.get(cid)), self._full().stage
+                c.code = code[cid]
+                c.semantic, c.layer = similarity(c.code, names.get(cid)), self._full().stage
             elif cid in fast_code:
                 # The name's contextual vector (stage 2 makes those first) where it has one.
                 fast_name = fast_names.get(cid)
                 name = names.get(cid, None if fast_name is None else _on_full_scale(fast_name))
-                c.semantic = similarity(_on_full_scale(fast_code[cid]), name)
+                c.code = _on_full_scale(fast_code[cid])
+                c.semantic = similarity(c.code, name)
                 c.layer = "fast"
 
     def _add_context(self, results: list[SearchResult], n: int) -> None:
