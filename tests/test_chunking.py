@@ -1267,6 +1267,68 @@ def test_zig():
     assert [(c.start_line, c.end_line) for c in chunks if c.symbol_name is None] == [(1, 2), (52, 52), (61, 65)]
 
 
+# kotlinx-coroutines' Channel.kt, shortened: the grammar cannot parse a primary constructor on the line after
+# its class, and the rest of the file is one error.
+KOTLIN_LOST = """
+package kotlinx.coroutines.channels
+
+/**
+ * A discriminated union representing a channel operation result.
+ */
+@JvmInline
+public value class ChannelResult<out T>
+@PublishedApi internal constructor(@PublishedApi internal val holder: Any?) {
+    /** Whether the operation succeeded. */
+    public val isSuccess: Boolean get() = holder !is Failed
+
+    /** Whether the operation failed. */
+    public val isFailure: Boolean get() = holder is Failed
+
+    /** Whether the channel was closed. */
+    public val isClosed: Boolean get() = holder is Closed
+
+    /** The value, or null when the operation failed. */
+    @Suppress("UNCHECKED_CAST")
+    public fun getOrNull(): T? = if (holder !is Failed) holder as T else null
+
+    /** The value, or throws when the operation failed. */
+    public fun getOrThrow(): T {
+        @Suppress("UNCHECKED_CAST")
+        if (holder !is Failed) return holder as T
+        if (holder is Closed) throw holder.cause ?: IllegalStateException("closed")
+        error("Trying to call 'getOrThrow' on a failed channel result: $holder")
+    }
+
+    internal open class Failed {
+        override fun toString(): String = "Failed"
+    }
+}
+
+/**
+ * Channel is a non-blocking primitive for communication between a sender and a receiver.
+ */
+public interface Channel<E> : SendChannel<E>, ReceiveChannel<E> {
+    public companion object Factory {
+        public const val UNLIMITED: Int = Int.MAX_VALUE
+    }
+}
+
+/** Creates a channel with the specified buffer capacity. */
+public fun <E> Channel(capacity: Int = 0): Channel<E> = BufferedChannel(capacity)
+"""
+
+
+def test_definitions_after_a_stretch_the_grammar_cannot_parse_are_found_by_parsing_again():
+    chunks = chunks_of(KOTLIN_LOST, "kotlin", "channels/Channel.kt", max_tokens=128)
+    named = symbols(chunks)
+    assert named[1:] == [
+        ("Channel", "interface", None, 35, 38),  # with its doc comment
+        ("Factory", "object", "Channel", 39, 42),
+        ("Channel", "function", None, 44, 45),
+    ]
+    assert named[0][:2] == ("ChannelResult", "class")  # before the lost stretch, as the first pass found it
+
+
 def test_unparsable_source_still_covers_every_line():
     source = "def broken(:\n    return (]\n\nclass {\n  fn x( -> \n}\n\n" + "@@@ ??? !!!\n" * 50
     chunks_of(source, "python", max_tokens=32)

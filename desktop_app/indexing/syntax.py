@@ -99,9 +99,55 @@ def outline(text: str, language: str, rel_path: str) -> Outline | None:
         return None
     # Rows count "\n" only, like str.split("\n"), so the replacement cannot shift line numbers.
     source = text.encode("utf-8", "replace")
-    walker = _Walker(grammar, source, text.count("\n") + 1)
-    definitions = walker.collect(Parser(loaded).parse(_reader(source)).root_node, None, in_class=False)
-    return Outline(definitions, walker.flags)
+    lines = source.split(b"\n")
+    flags = bytearray(len(lines))
+    definitions: list[Definition] = []
+    start = 0  # the row this pass parses from: 0, then where a pass lost its way and a declaration begins
+    for _ in range(MAX_REPARSES + 1):
+        # Rows before `start` are blank to this pass, so its rows are the file's.
+        padded = b"\n" * start + b"\n".join(lines[start:])
+        walker = _Walker(grammar, padded, len(lines))
+        root = Parser(loaded).parse(_reader(padded)).root_node
+        lost = _first_lost_stretch(root)
+        resume = _next_declaration(lines, lost) if lost is not None else None
+        found = walker.collect(root, None, in_class=False)
+        definitions += found if resume is None else [d for d in found if d.end < resume]
+        end = len(lines) if resume is None else resume
+        flags[start:end] = walker.flags[start:end]
+        if resume is None:
+            break
+        start = resume
+    return Outline(definitions, flags)
+
+
+# A top-level stretch of at least this many lines that the parser could not make sense of ends a pass: a
+# construct its grammar does not know (Kotlin's `value class X\n@PublishedApi internal constructor(...)`) would
+# otherwise hide every definition after it (`interface Channel` and 250 more lines of kotlinx-coroutines'
+# Channel.kt). The next pass parses from the first line after its start that begins a declaration. Measured on
+# semble-dev's code: 4.3% of Kotlin's lines, 2.9% of C++'s and 1.9% of C's sat in such stretches.
+LOST_STRETCH_ROWS = 20
+MAX_REPARSES = 8
+
+
+def _first_lost_stretch(root: Node) -> Node | None:
+    for child in root.children:
+        if child.is_error and child.end_point.row - child.start_point.row >= LOST_STRETCH_ROWS:
+            return child
+    return None
+
+
+def _next_declaration(lines: list[bytes], lost: Node) -> int | None:
+    """The first row after the lost stretch's first that starts, unindented, with a word, an annotation or a
+    preprocessor line (where a top-level declaration can begin), or the comments right above it."""
+    first = lost.start_point.row
+    for row in range(first + 1, min(lost.end_point.row + 1, len(lines))):
+        line = lines[row]
+        if line[:1].isalpha() or line[:1] in (b"@", b"_", b"#", b"$"):
+            # From the comments right above it, which document it.
+            while row - 1 > first and lines[row - 1].lstrip()[:1] in (b"/", b"*", b"#", b"-", b"@"):
+                row -= 1
+            return row
+    return None
 
 
 def _reader(source: bytes, piece: int = 16384):
