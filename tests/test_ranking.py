@@ -131,6 +131,18 @@ def test_a_file_whose_code_means_the_question_raises_the_chunk_it_ranks_first(mo
         assert named.score > meant.score  # the order within the file stays
 
 
+def test_in_a_sentence_only_a_name_spelt_as_typed_takes_the_name_tier():
+    """ "how pandoc converts a document to LaTeX" is about LaTeX output, not a function `latex`; `LaTeX` alone
+    still puts `latex` first."""
+    named, writer = candidate("Citeproc/BibTeX.hs", 1, 0.40), candidate("Writers/Output.hs", 9, 0.60)
+    named.hit, named.exact_symbol, named.keyword = replace(named.hit, symbol_name="latex"), True, 1.0
+    writer.keyword = 0.8
+    rank_scores([named, writer], parse("how pandoc converts a document to LaTeX"), "hybrid", CODE_SEARCH_PRESET)
+    assert writer.score > named.score
+    rank_scores([named, writer], parse("LaTeX"), "hybrid", CODE_SEARCH_PRESET)
+    assert named.score > writer.score
+
+
 def test_windows_of_one_definition_fold_into_the_best_one():
     ranked = [("f", 100, 140), ("g", 1, 30), ("f", 1, 41), (None, 1, 5), (None, 6, 9), ("f", 41, 81)]
     folded: list[tuple] = []

@@ -109,9 +109,12 @@ def rank_scores(
     then loses a share (SATURATION), so ten hits of one file do not push a second relevant file off the
     first page. Exact and semantic modes keep their plain blend, as the user asked."""
     typed = set(parsed.identifiers)
-    # `Request` typed: the class, before a `request` method
+    # `Request` typed: the class, before a `request` method. In a sentence only a name spelt as typed takes the
+    # tier: "how pandoc converts a document to LaTeX" is about LaTeX output, not a function `latex`
+    # (semble-dev +0.0005, stdlib unchanged).
+    loose = _NAME_TIER if parsed.looks_like_identifier else _PLAIN
     tiers = [
-        _CASE_TIER if c.exact_symbol and c.hit.symbol_name in typed else _NAME_TIER if c.exact_symbol else _PLAIN
+        _CASE_TIER if c.exact_symbol and c.hit.symbol_name in typed else loose if c.exact_symbol else _PLAIN
         for c in candidates
     ]
     boosts = [_boost(c.hit, rerank, now) for c in candidates]
