@@ -78,6 +78,34 @@ def test_reindex_of_unchanged_tree_embeds_nothing(mixed_copy, worker_for):
     assert again.files_unchanged == len(mixed_repo.INDEXED)
 
 
+def test_an_index_cut_by_an_older_chunker_is_cut_again_once_and_embeds_nothing(mixed_copy, worker_for, monkeypatch):
+    """After an upgrade that cuts files differently, unchanged files are cut again on the next index (their
+    unchanged chunks keep their vectors), and only then are they skipped as unchanged."""
+    from desktop_app.indexing import indexer
+    from desktop_app.indexing.chunking import CHUNKING_VERSION
+    from desktop_app.store.sqlite.store import SqliteStore
+
+    root, db = mixed_copy
+    worker = worker_for(db)
+    scope_id = worker.index(root).result().scope_id
+    store = SqliteStore(db)
+    try:
+        assert store.chunking_of(scope_id) == CHUNKING_VERSION
+        store.record_chunking(scope_id, CHUNKING_VERSION - 1)  # as the previous release left it
+    finally:
+        store.close()
+    cut: list[str] = []
+    chunk_file = indexer.chunk_file
+    monkeypatch.setattr(
+        indexer, "chunk_file", lambda text, lang, rel, *a, **k: cut.append(rel) or chunk_file(text, lang, rel, *a, **k)
+    )
+    recut = worker.index(root).result()
+    assert sorted(cut) == sorted(mixed_repo.INDEXED) and recut.chunks_embedded == 0
+    cut.clear()
+    again = worker.index(root).result()
+    assert cut == [] and again.files_unchanged == len(mixed_repo.INDEXED)
+
+
 def test_editing_one_file_embeds_only_its_changed_chunks(mixed_copy, worker_for):
     root, db = mixed_copy
     worker = worker_for(db)

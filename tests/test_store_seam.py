@@ -109,3 +109,10 @@ def test_engine_packages_hold_no_command_line_wording():
         text=True,
     )
     assert found.returncode == 1, found.stdout  # 1: nothing matched
+
+
+def test_removing_a_scope_forgets_which_chunker_cut_it(store):
+    scope = store.list_scopes()[0].scope.id
+    assert store.chunking_of(scope) is not None
+    store.remove_scope(scope)
+    assert store.chunking_of(scope) is None

@@ -80,6 +80,17 @@ def test_both_stores_give_a_name_spelt_as_typed_before_its_other_spellings(mixed
             store.close()
 
 
+def test_both_stores_record_which_chunker_cut_a_scope(mixed_team_index, mixed_index):
+    from desktop_app.indexing.chunking import CHUNKING_VERSION
+
+    for store in (PostgresStore(mixed_team_index), SqliteStore(mixed_index[0])):
+        try:
+            assert store.chunking_of(store.list_scopes()[0].scope.id) == CHUNKING_VERSION, store
+            assert store.chunking_of("no-such-scope") is None
+        finally:
+            store.close()
+
+
 @pytest.mark.parametrize("way", ["exact", "walk"])
 def test_a_filtered_meaning_search_agrees_with_the_sqlite_store_either_way(
     way, monkeypatch, mixed_team_index, mixed_index, mixed_root, embedder

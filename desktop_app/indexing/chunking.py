@@ -18,6 +18,11 @@ from desktop_app.indexing.chunk import Chunk
 from desktop_app.indexing.languages import EXTENSIONS
 from desktop_app.indexing.syntax import COMMENT, Definition, outline
 
+# The version of how files are cut into chunks: bump it with every change that cuts a file differently, so that
+# an index made before the change is cut again on its next index (unchanged chunks keep their vectors: chunks
+# are stored by content). 1: everything before this was recorded; 2: parsing again after a lost stretch.
+CHUNKING_VERSION = 2
+
 _PROSE_LANGUAGES = frozenset(kind.language for kind in EXTENSIONS.values() if kind.kind == "docs")
 _CONFIG_LANGUAGES = frozenset(kind.language for kind in EXTENSIONS.values() if kind.kind == "config")
 

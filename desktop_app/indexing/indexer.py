@@ -24,7 +24,7 @@ from ..embedding.text_embedder import TextEmbedder
 from ..store.protocols import Store
 from ..store.rows import ChunkRef, FileState, FileWrite, NewChunk, Scope, SkippedFile
 from .chunk import Chunk
-from .chunking import chunk_file
+from .chunking import CHUNKING_VERSION, chunk_file
 from .documents import chunk_of, document_hash, document_header, document_text, keyword_fields
 from .file_selection import Candidate, SelectionOptions, select_files
 from .git_worktrees import main_of_linked_worktree, worktrees
@@ -132,6 +132,7 @@ class Indexer:
         self._idle = idle or (lambda: None)
         self._parent_id: str | None = None
         self._parent_states: dict[str, FileState] = {}
+        self._recut = False  # the scope's files were cut by another chunker version: cut them all again
 
     @property
     def chunk_tokens(self) -> int:
@@ -182,6 +183,11 @@ class Indexer:
         states = self.store.file_states(scope.id)
         self._parent_states = self.store.file_states(scope.parent_id) if scope.parent_id else {}
         self._parent_id = scope.parent_id
+        # Cut every file again if this scope's files were cut by another version of the chunker; a scope with no
+        # files yet is cut by this one, whether or not this index finishes.
+        self._recut = bool(states) and self.store.chunking_of(scope.id) != CHUNKING_VERSION
+        if not states:
+            self.store.record_chunking(scope.id, CHUNKING_VERSION)
         todo, unchanged = self._plan(candidates, states)
         stats.files_total = len(selection.candidates) + sum(1 for p, _ in selection.skipped if not p.endswith("/"))
         stats.files_unchanged = unchanged
@@ -263,7 +269,7 @@ class Indexer:
         unchanged = 0
         for cand in candidates:
             st = states.get(cand.rel_path)
-            if st is not None and st.size == cand.size and st.mtime_ns == cand.mtime_ns:
+            if st is not None and st.size == cand.size and st.mtime_ns == cand.mtime_ns and not self._recut:
                 unchanged += 1
             else:
                 todo.append(cand)
@@ -272,6 +278,9 @@ class Indexer:
     def _finish(self, stats: IndexStats, reporter: ProgressReporter, started: float, cancelled: bool) -> IndexStats:
         if not cancelled:
             self.store.mark_indexed(stats.scope_id)
+            if self._recut:
+                self.store.record_chunking(stats.scope_id, CHUNKING_VERSION)
+        self._recut = False
         if stats.scope_type == "main":
             info = worktrees(Path(stats.root))
             if info is not None and info.main == Path(stats.root):
@@ -365,7 +374,7 @@ class Indexer:
             source = read_source(cand.abs_path, self.options.selection)
         except SkipFile as skip:
             return _Prepared(cand, skip_reason=skip.reason)
-        if state is not None and state.status == "indexed" and state.sha256 == source.sha256:
+        if state is not None and state.status == "indexed" and state.sha256 == source.sha256 and not self._recut:
             return _Prepared(cand, unchanged=True)
         parent = self._parent_states.get(cand.rel_path)
         if parent is not None and parent.status == "indexed" and parent.sha256 == source.sha256:

@@ -60,6 +60,13 @@ class Catalog(Protocol):
 
     def mark_indexed(self, scope_id: str) -> None: ...
 
+    def record_chunking(self, scope_id: str, version: int) -> None:
+        """Record the version of the chunker that cut all of the scope's files (Indexer compares it with its own, to
+        cut them again after an upgrade)."""
+
+    def chunking_of(self, scope_id: str) -> int | None:
+        """The chunker version last recorded for the scope, None if none was."""
+
     def list_scopes(self) -> list[ScopeSummary]: ...
 
     def remove_scope(self, scope_id: str) -> int:

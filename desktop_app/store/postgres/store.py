@@ -387,8 +387,24 @@ class PostgresStore:
         summaries = [ScopeSummary(self._scope(r[:6]), r[6], r[7]) for r in rows]
         return sorted(summaries, key=lambda s: s.scope.root)
 
+    def record_chunking(self, scope_id: str, version: int) -> None:
+        self._write(
+            lambda conn: conn.execute(
+                "INSERT INTO quarry_meta (key, value) VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (_chunking_key(scope_id), str(version)),
+            )
+        )
+
+    def chunking_of(self, scope_id: str) -> int | None:
+        rows = self._rows("SELECT value FROM quarry_meta WHERE key = %s", (_chunking_key(scope_id),))
+        return int(rows[0][0]) if rows else None
+
     def remove_scope(self, scope_id: str) -> int:
         def work(conn: psycopg.Connection) -> int:
+            children = [r[0] for r in conn.execute("SELECT id FROM scope WHERE parent_id = %s", (scope_id,))]
+            keys = [_chunking_key(sid) for sid in (scope_id, *children)]
+            conn.execute("DELETE FROM quarry_meta WHERE key = ANY(%s)", (keys,))
             conn.execute("DELETE FROM scope WHERE id = %s OR parent_id = %s", (scope_id, scope_id))
             return self._collect_orphans(conn)
 
@@ -769,3 +785,7 @@ class PostgresStore:
             (limit,),
         )
         return [HistoryEntry(*r) for r in rows]
+
+
+def _chunking_key(scope_id: str) -> str:
+    return f"chunking:{scope_id}"

@@ -296,6 +296,17 @@ class SqliteStore:
         with self._write():
             self._conn.execute("UPDATE scope SET last_indexed_at = ? WHERE id = ?", (time.time(), scope_id))
 
+    def record_chunking(self, scope_id: str, version: int) -> None:
+        with self._write():
+            self._conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (_chunking_key(scope_id), str(version)),
+            )
+
+    def chunking_of(self, scope_id: str) -> int | None:
+        rows = self._rows("SELECT value FROM meta WHERE key = ?", (_chunking_key(scope_id),))
+        return int(rows[0][0]) if rows else None
+
     def list_scopes(self) -> list[ScopeSummary]:
         rows = self._rows("""
             SELECT s.id, s.type, s.root, s.parent_id, s.created_at, s.last_indexed_at,
@@ -312,6 +323,7 @@ class SqliteStore:
                 self._delete_fts_for("SELECT id FROM file_chunk WHERE scope_id = ?", (sid,))
                 self._conn.execute("DELETE FROM file_chunk WHERE scope_id = ?", (sid,))
                 self._conn.execute("DELETE FROM file WHERE scope_id = ?", (sid,))
+                self._conn.execute("DELETE FROM meta WHERE key = ?", (_chunking_key(sid),))
             self._conn.execute("DELETE FROM scope WHERE id = ? OR parent_id = ?", (scope_id, scope_id))
             return self._collect_orphans()
 
@@ -796,3 +808,7 @@ def check_sqlite_store(path: Path | str) -> None:
         store.check_intact()
     finally:
         store.close()
+
+
+def _chunking_key(scope_id: str) -> str:
+    return f"chunking:{scope_id}"
