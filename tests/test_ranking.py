@@ -143,6 +143,29 @@ def test_in_a_sentence_only_a_name_spelt_as_typed_takes_the_name_tier():
     assert named.score > writer.score
 
 
+def test_a_types_header_cut_into_windows_is_one_result_spanning_them():
+    """`Rack::Builder`'s doc comment is long: its header comes in two windows, and its result shows both (a long
+    function's result stays its best window)."""
+    from desktop_app.search.pipeline import _fold_window
+
+    lines = [f"# line {n}" for n in range(1, 41)]
+
+    def window(start: int, end: int, chunk_type: str) -> Candidate:
+        c = candidate("builder.rb", start, 0.5, chunk_type)
+        c.hit = replace(c.hit, start_line=start, end_line=end, text="\n".join(lines[start - 1 : end]))
+        return c
+
+    best, other = window(9, 34, "type"), window(30, 39, "type")
+    _fold_window(best, other)
+    assert (best.hit.start_line, best.hit.end_line) == (9, 39) and best.hit.text == "\n".join(lines[8:39])
+    body, rest = window(9, 34, "function"), window(30, 39, "function")
+    _fold_window(body, rest)
+    assert (body.hit.start_line, body.hit.end_line) == (9, 34)
+    apart = window(9, 20, "type")
+    _fold_window(apart, window(30, 39, "type"))  # windows that do not meet leave the lines between unknown
+    assert (apart.hit.start_line, apart.hit.end_line) == (9, 20)
+
+
 def test_windows_of_one_definition_fold_into_the_best_one():
     ranked = [("f", 100, 140), ("g", 1, 30), ("f", 1, 41), (None, 1, 5), (None, 6, 9), ("f", 41, 81)]
     folded: list[tuple] = []

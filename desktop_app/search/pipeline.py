@@ -6,6 +6,7 @@ import functools
 import time
 from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -241,7 +242,7 @@ class Searcher:
                 (c for c in candidates if c.score >= f.min_score),
                 key=lambda c: (-c.score, c.hit.path, c.hit.start_line),
             )
-            ranked = merge_units(_drop_cross_scope_copies(ranked), lambda c: definition_key(c.hit), _absorb)
+            ranked = merge_units(_drop_cross_scope_copies(ranked), lambda c: definition_key(c.hit), _fold_window)
             kept = merge_overlapping(
                 ranked,
                 lambda c: (f"{c.hit.scope_id}/{c.hit.path}", c.hit.start_line, c.hit.end_line),
@@ -430,6 +431,22 @@ def _drop_cross_scope_copies(ranked: list[Candidate]) -> list[Candidate]:
 def _absorb(kept: Candidate, dropped: Candidate) -> None:
     kept.found_semantic |= dropped.found_semantic
     kept.found_keyword |= dropped.found_keyword
+
+
+def _fold_window(kept: Candidate, window: Candidate) -> None:
+    """Fold a window of the kept result's definition into it. A type's own chunk (its header, doc comment and
+    fields) cut into windows is one declaration: the result widens to span the windows that meet it, as a
+    function's does not (its best window is the part of a long body a search found). semble-dev: `Rack::Builder`
+    showed lines 9-34 of its header, now 9-39 (symbol category 0.964 -> 0.972); stdlib unchanged."""
+    _absorb(kept, window)
+    a, b = kept.hit, window.hit
+    if a.chunk_type != "type" or b.start_line > a.end_line + 1 or a.start_line > b.end_line + 1:
+        return
+    lines = dict(zip(range(b.start_line, b.end_line + 1), b.text.split("\n"), strict=False))
+    lines.update(zip(range(a.start_line, a.end_line + 1), a.text.split("\n"), strict=False))
+    start, end = min(a.start_line, b.start_line), max(a.end_line, b.end_line)
+    if len(lines) == end - start + 1:  # every line known: the window's text is its lines
+        kept.hit = replace(a, start_line=start, end_line=end, text="\n".join(lines[n] for n in range(start, end + 1)))
 
 
 def _result(c: Candidate, root: str) -> SearchResult:
