@@ -1,22 +1,23 @@
 """How a result's score is made. Scores are in 0..1 and are read like this:
 
-* similarity: 0.6 x the cosine similarity between the query and the chunk (as embedded with its
-  path and symbol header) + 0.4 x the cosine similarity between the query and the chunk's symbol
+* similarity: 0.8 x the cosine similarity between the query and the chunk (as embedded with its
+  path and symbol header) + 0.2 x the cosine similarity between the query and the chunk's symbol
   name in words (see indexing/documents.py); a chunk that defines no symbol has only the first part.
 * keyword evidence: BM25 over symbol names, paths and identifier-split text, relative to the best
   keyword match of the query.
 * the blend: semantic mode, similarity; exact mode, keyword evidence; hybrid mode, a mix of the two
-  whose keyword share depends on the query's shape (evidence.py: 0.15 for words, 0.4 when the query
+  whose keyword share depends on the query's shape (evidence.py: 0.15 for words, 0.3 when the query
   names code). Every candidate gets its real similarity, however it was found, so the mix is like for
   like. The blend is then discounted for documentation, configuration and tests unless the query asks
   for them, and for a type's own chunk (its members are chunks of their own: TYPE_FACTOR); it is raised
-  when the query's words are in the file's path, and each file's best-ranked chunk by the support of
-  the file's other candidates (FILE_SUPPORT); each further definition from an already ranked file keeps
-  a share of its blend (SATURATION), compounding.
+  when the query's words are in the file's path and by the meaning of the chunk's file (the best code
+  cosine among its candidates: FILE_MEANING, and more for the file's best-ranked chunk), and each file's
+  best-ranked chunk by the support of the file's other candidates (FILE_SUPPORT); each further definition
+  from an already ranked file keeps a share of its blend (SATURATION), compounding.
 * tiers: outside semantic mode, a chunk whose symbol name is exactly a name in the query ranks in a
-  tier of its own, 0.9..0.95 (0.95..1 when spelt as typed), so a definition asked for by name comes
-  first; the rest scale into 0..0.9. Rerank boosts (RerankOptions) move results within their tier,
-  never across it.
+  tier of its own, 0.9..0.95 (0.95..1 when spelt as typed; in a sentence only when spelt as typed), so a
+  definition asked for by name comes first; the rest scale into 0..0.9. Rerank boosts (RerankOptions)
+  move results within their tier, never across it.
 """
 
 from __future__ import annotations
@@ -155,20 +156,30 @@ def _support_files(candidates: Sequence[Candidate], bases: list[float], keys: li
     file's best-ranked candidate (by `keys`, so the order within a file stays), then scale every base back
     into 0..1."""
     sums: dict[str, float] = {}
-    best: dict[str, int] = {}
     for i, c in enumerate(candidates):
-        file = f"{c.hit.scope_id}/{c.hit.path}"
-        sums[file] = sums.get(file, 0.0) + bases[i]
-        if file not in best or keys[i] > keys[best[file]]:
-            best[file] = i
+        sums[_file(c)] = sums.get(_file(c), 0.0) + bases[i]
     most = max(sums.values(), default=0.0)
     if most <= 0:
         return
     unit = FILE_SUPPORT * max(bases)
-    for file, i in best.items():
+    for file, i in _best_ranked_per_file(candidates, keys).items():
         bases[i] += unit * sums[file] / most
     for i in range(len(bases)):
         bases[i] /= 1 + FILE_SUPPORT
+
+
+def _file(c: Candidate) -> str:
+    return f"{c.hit.scope_id}/{c.hit.path}"
+
+
+def _best_ranked_per_file(candidates: Sequence[Candidate], keys: list[float]) -> dict[str, int]:
+    """Each file's best-ranked candidate (by `keys`), by index."""
+    best: dict[str, int] = {}
+    for i, c in enumerate(candidates):
+        file = _file(c)
+        if file not in best or keys[i] > keys[best[file]]:
+            best[file] = i
+    return best
 
 
 def _file_meaning(candidates: Sequence[Candidate], bases: list[float], keys: list[float]) -> None:
@@ -176,19 +187,16 @@ def _file_meaning(candidates: Sequence[Candidate], bases: list[float], keys: lis
     `keys`) by FILE_MEANING_BEST x it more, then scale every base back into 0..1. A file's meaning is the best
     code cosine among its candidates, placed between the files' lowest (0) and highest (1)."""
     best_code: dict[str, float] = {}
-    best: dict[str, int] = {}
-    for i, c in enumerate(candidates):
-        file = f"{c.hit.scope_id}/{c.hit.path}"
+    for c in candidates:
+        file = _file(c)
         best_code[file] = max(best_code.get(file, 0.0), c.code or 0.0)
-        if file not in best or keys[i] > keys[best[file]]:
-            best[file] = i
     low, high = min(best_code.values(), default=0.0), max(best_code.values(), default=0.0)
     if high <= low:
         return
     share = {file: (v - low) / (high - low) for file, v in best_code.items()}
     for i, c in enumerate(candidates):
-        bases[i] += FILE_MEANING * share[f"{c.hit.scope_id}/{c.hit.path}"]
-    for file, i in best.items():
+        bases[i] += FILE_MEANING * share[_file(c)]
+    for file, i in _best_ranked_per_file(candidates, keys).items():
         bases[i] += FILE_MEANING_BEST * share[file]
     for i in range(len(bases)):
         bases[i] /= 1 + FILE_MEANING + FILE_MEANING_BEST
@@ -204,7 +212,7 @@ def _saturate(candidates: Sequence[Candidate], bases: list[float], order: list[i
         unit = definition_key(hit) or f"{hit.scope_id}/{hit.path}#{hit.start_line}"
         if unit in counted:
             continue
-        file = f"{hit.scope_id}/{hit.path}"
+        file = _file(candidates[i])
         bases[i] *= SATURATION ** per_file.get(file, 0)
         per_file[file] = per_file.get(file, 0) + 1
         counted.add(unit)
