@@ -99,24 +99,26 @@ def outline(text: str, language: str, rel_path: str) -> Outline | None:
         return None
     # Rows count "\n" only, like str.split("\n"), so the replacement cannot shift line numbers.
     source = text.encode("utf-8", "replace")
-    lines = source.split(b"\n")
-    flags = bytearray(len(lines))
+    rows = source.count(b"\n") + 1
+    flags = bytearray(rows)
     definitions: list[Definition] = []
-    start = 0  # the row this pass parses from: 0, then where a pass lost its way and a declaration begins
+    start, text_from_start = 0, source  # the row this pass parses from: 0, then where a declaration begins again
+    lines: list[bytes] | None = None  # the file's lines, split only when a pass lost its way
     for _ in range(MAX_REPARSES + 1):
-        # Rows before `start` are blank to this pass, so its rows are the file's.
-        padded = b"\n" * start + b"\n".join(lines[start:])
-        walker = _Walker(grammar, padded, len(lines))
-        root = Parser(loaded).parse(_reader(padded)).root_node
+        walker = _Walker(grammar, text_from_start, rows)
+        root = Parser(loaded).parse(_reader(text_from_start)).root_node
         lost = _first_lost_stretch(root)
-        resume = _next_declaration(lines, lost) if lost is not None else None
+        if lost is not None and lines is None:
+            lines = source.split(b"\n")
+        resume = _next_declaration(lines, lost) if lines is not None and lost is not None else None
         found = walker.collect(root, None, in_class=False)
         definitions += found if resume is None else [d for d in found if d.end < resume]
-        end = len(lines) if resume is None else resume
+        end = rows if resume is None else resume
         flags[start:end] = walker.flags[start:end]
-        if resume is None:
+        if resume is None or lines is None:
             break
-        start = resume
+        # Rows before `start` are blank to the next pass, so its rows are the file's.
+        start, text_from_start = resume, b"\n" * resume + b"\n".join(lines[resume:])
     return Outline(definitions, flags)
 
 

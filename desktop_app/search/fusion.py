@@ -94,12 +94,17 @@ def blend(c: Candidate, mode: str, keyword_weight: float = 0.0) -> float:
     return (1 - keyword_weight) * sem + keyword_weight * c.keyword
 
 
+def file_key(hit: Hit) -> str:
+    """One key per file of a scope."""
+    return f"{hit.scope_id}/{hit.path}"
+
+
 def definition_key(hit: Hit) -> str | None:
     """One key per definition in a file: its windows (and overloads of one name in one type) share it; None
     for a chunk that defines nothing."""
     if not hit.symbol_name:
         return None
-    return f"{hit.scope_id}/{hit.path}/{hit.parent_symbol}/{hit.symbol_type}/{hit.symbol_name}"
+    return f"{file_key(hit)}/{hit.parent_symbol}/{hit.symbol_type}/{hit.symbol_name}"
 
 
 def rank_scores(
@@ -157,7 +162,8 @@ def _support_files(candidates: Sequence[Candidate], bases: list[float], keys: li
     into 0..1."""
     sums: dict[str, float] = {}
     for i, c in enumerate(candidates):
-        sums[_file(c)] = sums.get(_file(c), 0.0) + bases[i]
+        file = file_key(c.hit)
+        sums[file] = sums.get(file, 0.0) + bases[i]
     most = max(sums.values(), default=0.0)
     if most <= 0:
         return
@@ -168,15 +174,11 @@ def _support_files(candidates: Sequence[Candidate], bases: list[float], keys: li
         bases[i] /= 1 + FILE_SUPPORT
 
 
-def _file(c: Candidate) -> str:
-    return f"{c.hit.scope_id}/{c.hit.path}"
-
-
 def _best_ranked_per_file(candidates: Sequence[Candidate], keys: list[float]) -> dict[str, int]:
     """Each file's best-ranked candidate (by `keys`), by index."""
     best: dict[str, int] = {}
     for i, c in enumerate(candidates):
-        file = _file(c)
+        file = file_key(c.hit)
         if file not in best or keys[i] > keys[best[file]]:
             best[file] = i
     return best
@@ -188,14 +190,14 @@ def _file_meaning(candidates: Sequence[Candidate], bases: list[float], keys: lis
     code cosine among its candidates, placed between the files' lowest (0) and highest (1)."""
     best_code: dict[str, float] = {}
     for c in candidates:
-        file = _file(c)
+        file = file_key(c.hit)
         best_code[file] = max(best_code.get(file, 0.0), c.code or 0.0)
     low, high = min(best_code.values(), default=0.0), max(best_code.values(), default=0.0)
     if high <= low:
         return
     share = {file: (v - low) / (high - low) for file, v in best_code.items()}
     for i, c in enumerate(candidates):
-        bases[i] += FILE_MEANING * share[_file(c)]
+        bases[i] += FILE_MEANING * share[file_key(c.hit)]
     for file, i in _best_ranked_per_file(candidates, keys).items():
         bases[i] += FILE_MEANING_BEST * share[file]
     for i in range(len(bases)):
@@ -209,10 +211,10 @@ def _saturate(candidates: Sequence[Candidate], bases: list[float], order: list[i
     per_file: dict[str, int] = {}
     for i in order:
         hit = candidates[i].hit
-        unit = definition_key(hit) or f"{hit.scope_id}/{hit.path}#{hit.start_line}"
+        unit = definition_key(hit) or f"{file_key(hit)}#{hit.start_line}"
         if unit in counted:
             continue
-        file = _file(candidates[i])
+        file = file_key(hit)
         bases[i] *= SATURATION ** per_file.get(file, 0)
         per_file[file] = per_file.get(file, 0) + 1
         counted.add(unit)

@@ -19,7 +19,7 @@ from ..store.rows import ChunkId, HistoryEntry, HitFilter, PlaceId, Scope
 from .context import FileLines, expand
 from .dedup import merge_overlapping, merge_units
 from .embedding_cache import QueryEmbeddingCache
-from .fusion import Candidate, definition_key, rank_scores, similarity
+from .fusion import Candidate, definition_key, file_key, rank_scores, similarity
 from .inline_filters import with_inline_filters
 from .query import ParsedQuery, any_terms, parse
 from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRemedy, SearchRequest, validate
@@ -245,7 +245,7 @@ class Searcher:
             ranked = merge_units(_drop_cross_scope_copies(ranked), lambda c: definition_key(c.hit), _fold_window)
             kept = merge_overlapping(
                 ranked,
-                lambda c: (f"{c.hit.scope_id}/{c.hit.path}", c.hit.start_line, c.hit.end_line),
+                lambda c: (file_key(c.hit), c.hit.start_line, c.hit.end_line),
                 req.overlap_threshold,
                 _absorb,
                 req.k,

@@ -32,3 +32,8 @@ def new_ulid() -> str:
 
 def vector_table_name(model_id: str) -> str:
     return "vec_" + re.sub(r"[^0-9A-Za-z]+", "_", model_id).strip("_").lower()
+
+
+def chunking_meta_key(scope_id: str) -> str:
+    """The meta key under which a store records which chunker version cut a scope's files."""
+    return f"chunking:{scope_id}"

@@ -48,7 +48,15 @@ from ..rows import (
     SkippedFile,
     StoredChunk,
 )
-from ..schema_names import CHANGED_FROM_PARENT, HIT_COLUMNS, NAME_SUFFIX, STORED_COLUMNS, new_ulid, vector_table_name
+from ..schema_names import (
+    CHANGED_FROM_PARENT,
+    HIT_COLUMNS,
+    NAME_SUFFIX,
+    STORED_COLUMNS,
+    chunking_meta_key,
+    new_ulid,
+    vector_table_name,
+)
 from ..until_next_write import UntilNextWrite
 from .connection import ReadOnlyStore, connect, display_url, store_error
 from .vector_search import PgVectorSearch
@@ -392,18 +400,18 @@ class PostgresStore:
             lambda conn: conn.execute(
                 "INSERT INTO quarry_meta (key, value) VALUES (%s, %s) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (_chunking_key(scope_id), str(version)),
+                (chunking_meta_key(scope_id), str(version)),
             )
         )
 
     def chunking_of(self, scope_id: str) -> int | None:
-        rows = self._rows("SELECT value FROM quarry_meta WHERE key = %s", (_chunking_key(scope_id),))
+        rows = self._rows("SELECT value FROM quarry_meta WHERE key = %s", (chunking_meta_key(scope_id),))
         return int(rows[0][0]) if rows else None
 
     def remove_scope(self, scope_id: str) -> int:
         def work(conn: psycopg.Connection) -> int:
             children = [r[0] for r in conn.execute("SELECT id FROM scope WHERE parent_id = %s", (scope_id,))]
-            keys = [_chunking_key(sid) for sid in (scope_id, *children)]
+            keys = [chunking_meta_key(sid) for sid in (scope_id, *children)]
             conn.execute("DELETE FROM quarry_meta WHERE key = ANY(%s)", (keys,))
             conn.execute("DELETE FROM scope WHERE id = %s OR parent_id = %s", (scope_id, scope_id))
             return self._collect_orphans(conn)
@@ -785,7 +793,3 @@ class PostgresStore:
             (limit,),
         )
         return [HistoryEntry(*r) for r in rows]
-
-
-def _chunking_key(scope_id: str) -> str:
-    return f"chunking:{scope_id}"

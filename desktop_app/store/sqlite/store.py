@@ -32,7 +32,7 @@ from ..rows import (
     SkippedFile,
     StoredChunk,
 )
-from ..schema_names import HIT_COLUMNS, NAME_SUFFIX, STORED_COLUMNS, new_ulid, vector_table_name
+from ..schema_names import HIT_COLUMNS, NAME_SUFFIX, STORED_COLUMNS, chunking_meta_key, new_ulid, vector_table_name
 from . import fts_query, path_globs
 from .connection import open_connection, query_value, store_error, translate_errors, use_wal, write_transaction
 from .filters import filter_sql
@@ -300,11 +300,11 @@ class SqliteStore:
         with self._write():
             self._conn.execute(
                 "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (_chunking_key(scope_id), str(version)),
+                (chunking_meta_key(scope_id), str(version)),
             )
 
     def chunking_of(self, scope_id: str) -> int | None:
-        rows = self._rows("SELECT value FROM meta WHERE key = ?", (_chunking_key(scope_id),))
+        rows = self._rows("SELECT value FROM meta WHERE key = ?", (chunking_meta_key(scope_id),))
         return int(rows[0][0]) if rows else None
 
     def list_scopes(self) -> list[ScopeSummary]:
@@ -323,7 +323,7 @@ class SqliteStore:
                 self._delete_fts_for("SELECT id FROM file_chunk WHERE scope_id = ?", (sid,))
                 self._conn.execute("DELETE FROM file_chunk WHERE scope_id = ?", (sid,))
                 self._conn.execute("DELETE FROM file WHERE scope_id = ?", (sid,))
-                self._conn.execute("DELETE FROM meta WHERE key = ?", (_chunking_key(sid),))
+                self._conn.execute("DELETE FROM meta WHERE key = ?", (chunking_meta_key(sid),))
             self._conn.execute("DELETE FROM scope WHERE id = ? OR parent_id = ?", (scope_id, scope_id))
             return self._collect_orphans()
 
@@ -808,7 +808,3 @@ def check_sqlite_store(path: Path | str) -> None:
         store.check_intact()
     finally:
         store.close()
-
-
-def _chunking_key(scope_id: str) -> str:
-    return f"chunking:{scope_id}"
