@@ -784,6 +784,8 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("No searches in this project yet: Enter records the query in the bar.", 4000)
 
     def _on_text_edited(self, text: str) -> None:
+        if self.banner.owner not in ("", "search"):
+            self.banner.clear_notice()  # the user has moved on from what the window last said
         # Half-typed queries stay out of the search history; Enter (search now) records the query.
         request = self.request(text, record_history=False)
         if request is not None:
@@ -792,7 +794,9 @@ class MainWindow(QMainWindow):
             self.live.clear()
         else:
             self.show_message(
-                "Open a folder to search: File → Open Folder… (Ctrl+Shift+O) or drop one here.", "warning"
+                "Open a folder to search: File → Open Folder… (Ctrl+Shift+O) or drop one here.",
+                "warning",
+                owner="search",  # said to the query typed: the first answer once a project opens replaces it
             )
 
     def search_now(self) -> asyncio.Task | None:
@@ -835,8 +839,9 @@ class MainWindow(QMainWindow):
         if response.notice:
             notes.append(response.notice[0].upper() + response.notice[1:] + ".")
         if notes:
-            self.show_message(" ".join(notes), "warning" if response.partial else "info")
-        else:
+            self.show_message(" ".join(notes), "warning" if response.partial else "info", owner="search")
+        elif self.banner.owner == "search":
+            # Only the search's own notes: a search re-run by an index's end must not wipe what that index said.
             self.banner.clear_notice()
 
     def _on_search_failed(self, _seq: int, error: Exception) -> None:
@@ -848,9 +853,10 @@ class MainWindow(QMainWindow):
                 f"Indexing {Path(self.project).name} has just started; results appear as soon "
                 "as the first files are indexed.",
                 "warning",
+                owner="search",
             )
         else:
-            self.show_message(search_failure(error), "error")
+            self.show_message(search_failure(error), "error", owner="search")
 
     def clear_search(self) -> None:
         self.live.clear()
@@ -1122,10 +1128,10 @@ class MainWindow(QMainWindow):
         )
         self._open_dialog(box)
 
-    def show_message(self, text: str, kind: str = "info") -> None:
+    def show_message(self, text: str, kind: str = "info", owner: str = "window") -> None:
         if kind in ("warning", "error"):  # a banner goes away; the log keeps what it said
             _log.log(logging.WARNING if kind == "warning" else logging.ERROR, "shown: %s", text)
-        self.banner.show_notice(text, kind)
+        self.banner.show_notice(text, kind, owner)
         self.message_shown.emit(kind, text)
 
     # --- state ----------------------------------------------------------------------------------

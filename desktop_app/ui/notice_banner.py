@@ -19,15 +19,21 @@ class NoticeBanner(QLabel):
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.kind = ""
+        # Who put the notice up: "search" for a search's own notes (partial results, exact matching, a failure),
+        # which the next answer replaces; anything else (a cancelled index, a folder gone) outlives the searches
+        # that re-run by themselves when the index changes, and goes when the user types or acts again.
+        self.owner = ""
         self.hide()
 
-    def show_notice(self, text: str, kind: str = "info") -> None:
+    def show_notice(self, text: str, kind: str = "info", owner: str = "window") -> None:
         self.kind = kind
+        self.owner = owner
         self.setStyleSheet(f"QLabel {{ {_STYLES[kind]} border-radius: 4px; padding: 4px 8px; }}")
         self.setText(text)
         self.show()
 
     def clear_notice(self) -> None:
         self.kind = ""
+        self.owner = ""
         self.clear()
         self.hide()
