@@ -65,7 +65,7 @@ from .app_settings import AppSettings
 from .engine_status import EngineStatus
 from .error_text import describe_error, search_failure
 from .filter_bar import FilterBar, describe
-from .notice_banner import NoticeBanner
+from .notice_banner import NoticeBanner, Owner
 from .preview_pane import IDLE_MESSAGE, PreviewPane, PreviewTarget
 from .progress_panel import ProgressPanel
 from .quick_open import QuickOpen
@@ -1128,7 +1128,7 @@ class MainWindow(QMainWindow):
         )
         self._open_dialog(box)
 
-    def show_message(self, text: str, kind: str = "info", owner: str = "window") -> None:
+    def show_message(self, text: str, kind: str = "info", owner: Owner = "window") -> None:
         if kind in ("warning", "error"):  # a banner goes away; the log keeps what it said
             _log.log(logging.WARNING if kind == "warning" else logging.ERROR, "shown: %s", text)
         self.banner.show_notice(text, kind, owner)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
@@ -11,6 +13,11 @@ _STYLES = {
     "error": "background: #fef2f2; color: #7f1d1d; border: 1px solid #fecaca;",
 }
 
+# Who put a notice up: "search" for a search's own notes (partial results, exact matching, a failure), which
+# its next answer replaces; "window" for the rest (a cancelled index run, a folder gone), which outlives the
+# searches that re-run by themselves when the index changes and goes when the user types or a later run ends.
+Owner = Literal["", "search", "window"]
+
 
 class NoticeBanner(QLabel):
     def __init__(self, parent: QWidget | None = None):
@@ -19,13 +26,10 @@ class NoticeBanner(QLabel):
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.kind = ""
-        # Who put the notice up: "search" for a search's own notes (partial results, exact matching, a failure),
-        # which the next answer replaces; anything else (a cancelled index, a folder gone) outlives the searches
-        # that re-run by themselves when the index changes, and goes when the user types or acts again.
-        self.owner = ""
+        self.owner: Owner = ""
         self.hide()
 
-    def show_notice(self, text: str, kind: str = "info", owner: str = "window") -> None:
+    def show_notice(self, text: str, kind: str = "info", owner: Owner = "window") -> None:
         self.kind = kind
         self.owner = owner
         self.setStyleSheet(f"QLabel {{ {_STYLES[kind]} border-radius: 4px; padding: 4px 8px; }}")
