@@ -91,6 +91,25 @@ def test_both_stores_record_which_chunker_cut_a_scope(mixed_team_index, mixed_in
             store.close()
 
 
+def test_both_stores_hold_the_same_outline_for_every_file(mixed_team_index, mixed_index):
+    import numpy as np
+
+    held = []
+    for store in (PostgresStore(mixed_team_index), SqliteStore(mixed_index[0])):
+        try:
+            scope = store.list_scopes()[0].scope.id
+            files = [(scope, path) for path, state in store.file_states(scope).items() if state.status == "indexed"]
+            assert files and store.files_without_outline(MODEL, 10) == [], store
+            outlines = store.outline_vectors(MODEL, files)
+            assert len(outlines) == len(files), store
+            held.append({path: v for (_, path), v in outlines.items()})
+        finally:
+            store.close()
+    team, local = held
+    assert team.keys() == local.keys()
+    assert all(float(np.dot(team[p], local[p])) == pytest.approx(1.0, abs=1e-4) for p in team)
+
+
 @pytest.mark.parametrize("way", ["exact", "walk"])
 def test_a_filtered_meaning_search_agrees_with_the_sqlite_store_either_way(
     way, monkeypatch, mixed_team_index, mixed_index, mixed_root, embedder

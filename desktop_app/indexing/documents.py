@@ -10,6 +10,7 @@ semantic MRR@10 0.455 -> 0.50).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
 from ..identifiers import expand_identifiers, qualified, split_identifier
 from ..store.rows import StoredChunk
@@ -57,9 +58,21 @@ def name_text(chunk: Chunk, rel_path: str) -> str | None:
     text = " ".join(split_identifier(chunk.symbol_name)) or chunk.symbol_name
     if chunk.parent_symbol:
         text += " of " + " ".join(split_identifier(chunk.parent_symbol.rsplit(".", 1)[-1]))
-    stem = rel_path.rsplit(".", 1)[0] if "." in rel_path.rsplit("/", 1)[-1] else rel_path
-    module = " ".join(w for part in stem.split("/") for w in split_identifier(part))
+    module = _module_words(rel_path)
     return f"{text} ({module})" if module else text
+
+
+def outline_text(rel_path: str, names: Sequence[str]) -> str:
+    """A file as a whole: its path, then the names it defines, as words, each once and in order, e.g.
+    `email header registry\naddress, display name, group, ...` (the model reads the first max_tokens of it)."""
+    words = dict.fromkeys(" ".join(split_identifier(n)) or n for n in names)
+    return _module_words(rel_path) + "\n" + ", ".join(words)
+
+
+def _module_words(rel_path: str) -> str:
+    """The path without its extension, as words: `src/http_client.py` -> `src http client`."""
+    stem = rel_path.rsplit(".", 1)[0] if "." in rel_path.rsplit("/", 1)[-1] else rel_path
+    return " ".join(w for part in stem.split("/") for w in split_identifier(part))
 
 
 def document_hash(document: str) -> str:

@@ -20,6 +20,7 @@ from ..store.protocols import Store, VectorRow
 from ..store.rows import ChunkId, StoredChunk
 from .documents import chunk_of, document_text, name_text
 from .model_runner import ModelRunner, PendingVectors
+from .outline_fill import fill_outlines
 from .progress import ProgressReporter
 
 # Chunks per batch (one write transaction each). Big enough that sorting a batch by length keeps padding
@@ -102,11 +103,18 @@ class VectorFiller:
         self._runner.close()
 
     def fill(self, reporter: ProgressReporter, stop: Callable[[], bool], stage: str = "full") -> FillResult:
-        """Fill in the vectors, reporting them as `stage` (one report once the count to do is known).
+        """Fill in the vectors, reporting them as `stage` (one report once the count to do is known), then
+        (for a contextual model's chunk vectors) the files' outline vectors.
 
         On a shared store other indexers may be filling in the same model: each batch is claimed first
         (Store.claim_chunks), so a chunk another indexer is embedding is left to it, and at the end this one
         waits for the chunks others still hold, taking over those whose claims run out (a killed indexer's)."""
+        result = self._fill_chunks(reporter, stop, stage)
+        if result.finished and not self.names_only and not self.embedder.static:
+            result.finished = fill_outlines(self.store, self.embedder, self._runner, stop, reporter.tick)
+        return result
+
+    def _fill_chunks(self, reporter: ProgressReporter, stop: Callable[[], bool], stage: str) -> FillResult:
         record_model(self.store, self.embedder)
         model = self.embedder.model_id
         order = self.store.chunks_without_vectors(model, names=self.names_only)

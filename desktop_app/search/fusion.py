@@ -12,7 +12,8 @@
   for them, and for a type's own chunk (its members are chunks of their own: TYPE_FACTOR); it is raised
   when the query's words are in the file's path and by the meaning of the chunk's file (the best code
   cosine among its candidates: FILE_MEANING, and more for the file's best-ranked chunk), and each file's
-  best-ranked chunk by the support of the file's other candidates (FILE_SUPPORT); each further definition
+  best-ranked chunk by what the file's outline means (its path and names: FILE_OUTLINE) and by the support
+  of the file's other candidates (FILE_SUPPORT); each further definition
   from an already ranked file keeps a share of its blend (SATURATION), compounding.
 * tiers: outside semantic mode, a chunk whose symbol name is exactly a name in the query ranks in a
   tier of its own, 0.9..0.95 (0.95..1 when spelt as typed; in a sentence only when spelt as typed), so a
@@ -31,6 +32,7 @@ from ..store.rows import Hit
 from .evidence import (
     FILE_MEANING,
     FILE_MEANING_BEST,
+    FILE_OUTLINE,
     FILE_SUPPORT,
     KEYWORD_WEIGHT_FAST,
     NAMED_FILE_BONUS,
@@ -64,6 +66,7 @@ class Candidate:
     hit: Hit
     semantic: float | None = None  # similarity (blend of code and name cosines), 0..1
     code: float | None = None  # the code cosine alone (the chunk as embedded with its path and header)
+    outline: float | None = None  # the cosine of its file's outline (path and names defined), where it has one
     keyword: float = 0.0  # 0..1, relative to the best keyword match of the query
     found_semantic: bool = False
     found_keyword: bool = False
@@ -143,7 +146,10 @@ def rank_scores(
             * scale
             for c in candidates
         ]
-        _file_meaning(candidates, bases, [b * weight + x for b, x in zip(bases, boosts, strict=True)])
+        keys = [b * weight + x for b, x in zip(bases, boosts, strict=True)]
+        _file_meaning(candidates, bases, keys)
+        if not parsed.looks_like_identifier:
+            _file_outline(candidates, bases, keys)
         _support_files(candidates, bases, [b * weight + x for b, x in zip(bases, boosts, strict=True)])
         order = sorted(range(len(candidates)), key=lambda i: (-tiers[i], -(bases[i] * weight + boosts[i])))
         _saturate(candidates, bases, order)
@@ -202,6 +208,23 @@ def _file_meaning(candidates: Sequence[Candidate], bases: list[float], keys: lis
         bases[i] += FILE_MEANING_BEST * share[file]
     for i in range(len(bases)):
         bases[i] /= 1 + FILE_MEANING + FILE_MEANING_BEST
+
+
+def _file_outline(candidates: Sequence[Candidate], bases: list[float], keys: list[float]) -> None:
+    """Raise each file's best-ranked candidate (by `keys`) by FILE_OUTLINE x its file's outline cosine, placed
+    between the candidate files' lowest (0) and highest (1), then scale every base back into 0..1. Files without
+    an outline vector yet (an index still filling in) are left as they are."""
+    cosines = {file_key(c.hit): c.outline for c in candidates if c.outline is not None}
+    if not cosines:
+        return
+    low, high = min(cosines.values()), max(cosines.values())
+    if high <= low:
+        return
+    for file, i in _best_ranked_per_file(candidates, keys).items():
+        if file in cosines:
+            bases[i] += FILE_OUTLINE * (cosines[file] - low) / (high - low)
+    for i in range(len(bases)):
+        bases[i] /= 1 + FILE_OUTLINE
 
 
 def _saturate(candidates: Sequence[Candidate], bases: list[float], order: list[int]) -> None:

@@ -25,6 +25,7 @@ from .rows import (
     Hit,
     HitFilter,
     NewChunk,
+    OutlineSource,
     PlaceId,
     Scope,
     ScopeSummary,
@@ -34,6 +35,8 @@ from .rows import (
 
 # (chunk id, its code vector, its symbol name's vector); None leaves that vector as it is.
 VectorRow = tuple[ChunkId, "np.ndarray | None", "np.ndarray | None"]
+# A file as search knows it: (scope id, path in the scope).
+FileKey = tuple[str, str]
 
 
 class Catalog(Protocol):
@@ -249,6 +252,20 @@ class VectorStore(Protocol):
         ...
 
     def vector_search(self, model_id: str, dims: int) -> VectorSearch: ...
+
+    def files_without_outline(self, model_id: str, limit: int) -> list[OutlineSource]:
+        """Up to `limit` indexed files lacking a `model_id` outline vector (one vector of the file's path and
+        the names it defines), the most recently modified first."""
+        ...
+
+    def add_outlines(self, model_id: str, outlines: Sequence[tuple[OutlineSource, np.ndarray]]) -> None:
+        """Store outline vectors in one transaction, each only if its file still has the content it was made
+        from; a file's vector goes with the file (and with the model)."""
+        ...
+
+    def outline_vectors(self, model_id: str, files: Sequence[FileKey]) -> dict[FileKey, np.ndarray]:
+        """The `model_id` outline vector of each of these files that has one."""
+        ...
 
 
 class SearchHistory(Protocol):

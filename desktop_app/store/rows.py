@@ -100,6 +100,17 @@ class StoredChunk:
 
 
 @dataclass(frozen=True)
+class OutlineSource:
+    """What a file's outline vector is made from: its path and the names it defines, in order. The vector is
+    written only while the file still has this content (`sha256`)."""
+
+    scope_id: str
+    path: str
+    sha256: str
+    names: Sequence[str]
+
+
+@dataclass(frozen=True)
 class SkippedFile:
     path: str
     size: int

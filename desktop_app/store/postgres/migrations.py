@@ -104,6 +104,17 @@ MIGRATIONS: list[str] = [
     CREATE TABLE generation (id integer PRIMARY KEY CHECK (id = 1), n bigint NOT NULL);
     INSERT INTO generation VALUES (1, 0);
     """,
+    # 2: one vector per file and model of the file's outline (its path and the names it defines), read for the
+    #    candidates' files when ranking (never searched by nearness: float32 bytes, whatever the model's size)
+    """
+    CREATE TABLE file_outline (
+        file_id bigint NOT NULL REFERENCES file(id) ON DELETE CASCADE,
+        model_id text NOT NULL REFERENCES model(id) ON DELETE CASCADE,
+        vector bytea NOT NULL,
+        PRIMARY KEY (model_id, file_id)
+    );
+    CREATE INDEX file_outline_file ON file_outline (file_id);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -32,7 +32,7 @@ from ..errors import StoreError
 from ..identity import scope_key
 from ..keyword_budget import affordable_terms
 from ..path_globs import path_matches, patterns_argument
-from ..protocols import VectorRow, VectorSearch
+from ..protocols import FileKey, VectorRow, VectorSearch
 from ..rows import (
     NO_FILTER,
     ChunkId,
@@ -42,6 +42,7 @@ from ..rows import (
     Hit,
     HitFilter,
     NewChunk,
+    OutlineSource,
     PlaceId,
     Scope,
     ScopeSummary,
@@ -286,6 +287,54 @@ class PostgresStore:
             )
 
         self._write(work)
+
+    # --- file outlines ---------------------------------------------------------------------------
+
+    def files_without_outline(self, model_id: str, limit: int) -> list[OutlineSource]:
+        # Two indexers may take the same files: the second write replaces the first with the same vector.
+        files = self._rows(
+            "SELECT f.id, f.scope_id, f.path, f.sha256 FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
+            "(SELECT 1 FROM file_outline o WHERE o.model_id = %s AND o.file_id = f.id) "
+            "ORDER BY f.mtime_ns DESC, f.id LIMIT %s",
+            (model_id, limit),
+        )
+        names: dict[int, list[str]] = {r[0]: [] for r in files}
+        for file_id, name in self._rows(
+            "SELECT file_id, symbol_name FROM file_chunk WHERE file_id = ANY(%s) AND symbol_name IS NOT NULL "
+            "ORDER BY file_id, ordinal",
+            (list(names),),
+        ):
+            names[file_id].append(name)
+        return [OutlineSource(scope_id, path, sha or "", names[file_id]) for file_id, scope_id, path, sha in files]
+
+    def add_outlines(self, model_id: str, outlines: Sequence[tuple[OutlineSource, np.ndarray]]) -> None:
+        rows = [
+            (model_id, np.ascontiguousarray(v, dtype=np.float32).tobytes(), src.scope_id, src.path, src.sha256)
+            for src, v in outlines
+        ]
+
+        def work(conn: psycopg.Connection) -> None:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO file_outline (file_id, model_id, vector) SELECT id, %s, %s FROM file "
+                    "WHERE scope_id = %s AND path = %s AND sha256 = %s AND status = 'indexed' "
+                    "ON CONFLICT (model_id, file_id) DO UPDATE SET vector = excluded.vector",
+                    rows,
+                )
+
+        self._write(work)
+
+    def outline_vectors(self, model_id: str, files: Sequence[FileKey]) -> dict[FileKey, np.ndarray]:
+        keys = list(dict.fromkeys(files))
+        if not keys:
+            return {}
+        rows = self._rows(
+            "SELECT f.scope_id, f.path, o.vector FROM file f JOIN file_outline o ON o.file_id = f.id "
+            "JOIN unnest(%s::text[], %s::text[]) AS k(scope_id, path) ON k.scope_id = f.scope_id AND k.path = f.path "
+            "WHERE o.model_id = %s",
+            ([k[0] for k in keys], [k[1] for k in keys], model_id),
+        )
+        return {(scope_id, path): np.frombuffer(bytes(blob), dtype=np.float32) for scope_id, path, blob in rows}
 
     def claim_chunks(self, model_id: str, names: bool, chunk_ids: Sequence[ChunkId]) -> list[ChunkId]:
         """Those of `chunk_ids` this process may embed now: lacking the vector, and claimed by no other indexer

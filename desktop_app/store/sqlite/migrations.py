@@ -102,6 +102,19 @@ MIGRATIONS: list[str] = [
         INSERT INTO chunk_text(chunk_text, rowid, text) VALUES ('delete', old.id, old.text);
     END;
     """,
+    # 3: one vector per file and model of the file's outline (its path and the names it defines), for ranking
+    # files by what they are about as a whole (search/fusion.py). Never searched by nearness, only read for the
+    # candidates' files, so a plain table of float32 blobs; it goes with its file (rewritten on every change)
+    # and with its model.
+    """
+    CREATE TABLE file_outline (
+        file_id INTEGER NOT NULL REFERENCES file(id) ON DELETE CASCADE,
+        model_id TEXT NOT NULL REFERENCES model(id) ON DELETE CASCADE,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (model_id, file_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX file_outline_file ON file_outline(file_id);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -16,7 +16,7 @@ import apsw
 import numpy as np
 
 from ..errors import Remedy, StoreError, StoreUnusable
-from ..protocols import VectorRow, VectorSearch
+from ..protocols import FileKey, VectorRow, VectorSearch
 from ..rows import (
     NO_FILTER,
     ChunkId,
@@ -26,6 +26,7 @@ from ..rows import (
     Hit,
     HitFilter,
     NewChunk,
+    OutlineSource,
     PlaceId,
     Scope,
     ScopeSummary,
@@ -735,6 +736,60 @@ class SqliteStore:
     def vector_search(self, model_id: str, dims: int) -> VectorSearch:
         """An in-memory copy of the model's vectors, kept in step with this store (see vector_index)."""
         return VectorIndex(self, model_id, dims)
+
+    # --- file outlines ---------------------------------------------------------------------------
+
+    def files_without_outline(self, model_id: str, limit: int) -> list[OutlineSource]:
+        """Up to `limit` indexed files lacking a `model_id` outline vector, the most recently modified first,
+        each with the names it defines in order."""
+        files = self._rows(
+            "SELECT f.id, f.scope_id, f.path, f.sha256 FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
+            "(SELECT 1 FROM file_outline o WHERE o.model_id = ? AND o.file_id = f.id) "
+            "ORDER BY f.mtime_ns DESC, f.id LIMIT ?",
+            (model_id, limit),
+        )
+        names: dict[int, list[str]] = {r[0]: [] for r in files}
+        for part, marks in _in_batches(list(names)):
+            for file_id, name in self._rows(
+                f"SELECT file_id, symbol_name FROM file_chunk WHERE file_id IN ({marks}) "
+                "AND symbol_name IS NOT NULL ORDER BY file_id, ordinal",
+                part,
+            ):
+                names[file_id].append(name)
+        return [OutlineSource(scope_id, path, sha or "", names[file_id]) for file_id, scope_id, path, sha in files]
+
+    def add_outlines(self, model_id: str, outlines: Sequence[tuple[OutlineSource, np.ndarray]]) -> None:
+        """Store outline vectors in one transaction, each only while its file has the content it was made from."""
+        with self._write():
+            for source, vector in outlines:
+                self._conn.execute(
+                    "INSERT INTO file_outline (file_id, model_id, vector) SELECT id, ?, ? FROM file "
+                    "WHERE scope_id = ? AND path = ? AND sha256 = ? AND status = 'indexed' "
+                    "ON CONFLICT (model_id, file_id) DO UPDATE SET vector = excluded.vector",
+                    (
+                        model_id,
+                        np.ascontiguousarray(vector, dtype=np.float32).tobytes(),
+                        source.scope_id,
+                        source.path,
+                        source.sha256,
+                    ),
+                )
+
+    def outline_vectors(self, model_id: str, files: Sequence[FileKey]) -> dict[FileKey, np.ndarray]:
+        """The `model_id` outline vector of each of these files that has one."""
+        out: dict[FileKey, np.ndarray] = {}
+        for part, _ in _in_batches(list(dict.fromkeys(files))):
+            pairs = ",".join("(?, ?)" for _ in part)
+            # From the asked files through the (scope, path) index: 0.46 ms for 60 of abseil-cpp's files, where
+            # `(scope_id, path) IN (VALUES ...)` scanned every outline of the model (0.9 ms).
+            rows = self._rows(
+                f"WITH k(scope_id, path) AS (VALUES {pairs}) SELECT f.scope_id, f.path, o.vector FROM k "
+                "CROSS JOIN file f ON f.scope_id = k.scope_id AND f.path = k.path "
+                "JOIN file_outline o ON o.model_id = ? AND o.file_id = f.id",
+                (*(v for key in part for v in key), model_id),
+            )
+            out.update({(scope_id, path): np.frombuffer(blob, dtype=np.float32) for scope_id, path, blob in rows})
+        return out
 
     def _vec0_table(self, model_id: str, names: bool) -> Vec0Table | None:
         rows = self._rows("SELECT vector_table, dims FROM model WHERE id = ?", (model_id,))

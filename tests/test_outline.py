@@ -1,0 +1,222 @@
+"""File outlines: one vector per file of its path and the names it defines, filled after the chunks' vectors,
+kept only while the file has the content it was made from, and read by ranking as what a file is about."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import apsw
+import numpy as np
+import pytest
+
+from desktop_app.embedding.static_model import STATIC_MODEL_ID
+from desktop_app.indexing import outline_fill
+from desktop_app.indexing.documents import outline_text
+from desktop_app.indexing.model_runner import ModelRunner
+from desktop_app.search import fusion
+from desktop_app.search.fusion import Candidate, rank_scores
+from desktop_app.search.pipeline import Searcher
+from desktop_app.search.query import parse
+from desktop_app.search.request import NO_RERANK, SearchRequest
+from desktop_app.store.location import StoreLocation, open_store
+from desktop_app.store.rows import ChunkId, Hit, OutlineSource, PlaceId
+from desktop_app.store.sqlite.store import SqliteStore
+from desktop_app.worker.worker import EngineConfig, Worker
+
+MODEL = "all-MiniLM-L6-v2-int8"
+
+HEADERS = '''class Address:
+    """An email address: display name, user name and domain."""
+
+
+class Group:
+    """A named group of addresses."""
+
+
+class HeaderRegistry:
+    """Maps header names to the classes that parse them."""
+'''
+DATES = '''def parsedate(text):
+    """Parse an RFC 2822 date."""
+
+
+def formatdate(seconds):
+    """Format a time as an RFC 2822 date."""
+'''
+
+
+def test_an_outline_is_the_path_then_each_name_once_in_order():
+    text = outline_text("email/headerRegistry.py", ["HeaderRegistry", "Address", "parse_header", "Address"])
+    assert text == "email header registry\nheader registry, address, parse header"
+    assert outline_text("Makefile", []) == "makefile\n"
+
+
+def _index(location: str | Path, root: Path) -> None:
+    worker = Worker(EngineConfig(location)).start()
+    try:
+        worker.index(root).result()
+    finally:
+        worker.close()
+
+
+def _outlines(store, root: Path) -> dict[str, np.ndarray]:
+    scope = store.scope_for_root(root)
+    assert scope is not None
+    paths = list(store.file_states(scope.id))
+    return {path: v for (_, path), v in store.outline_vectors(MODEL, [(scope.id, p) for p in paths]).items()}
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "index.db")
+    return request.getfixturevalue("team_server").new_database()
+
+
+def test_each_file_has_an_outline_that_follows_its_content_and_its_model(location, tmp_path, embedder):
+    root = tmp_path / "mail"
+    root.mkdir()
+    (root / "headers.py").write_text(HEADERS)
+    (root / "dates.py").write_text(DATES)
+    _index(location, root)
+    store = open_store(StoreLocation.of(location))
+    try:
+        first = _outlines(store, root)
+        assert set(first) == {"headers.py", "dates.py"} and store.files_without_outline(MODEL, 10) == []
+        # The model's own reading of the outline text, as filled in by the index run.
+        expected = embedder.embed_documents([outline_text("headers.py", ["Address", "Group", "HeaderRegistry"])])[0]
+        assert np.dot(first["headers.py"], expected) == pytest.approx(1.0, abs=1e-3)
+
+        # A vector made from content the file no longer has is not written.
+        scope = store.scope_for_root(root)
+        assert scope is not None
+        stale = OutlineSource(scope.id, "dates.py", "0" * 64, ["parsedate"])
+        store.add_outlines(MODEL, [(stale, -first["dates.py"])])
+        assert np.array_equal(_outlines(store, root)["dates.py"], first["dates.py"])
+    finally:
+        store.close()
+
+    (root / "dates.py").write_text(DATES.replace("formatdate", "format_http_date"))
+    (root / "headers.py").unlink()
+    _index(location, root)
+    store = open_store(StoreLocation.of(location))
+    try:
+        second = _outlines(store, root)
+        assert set(second) == {"dates.py"}  # the deleted file's outline went with it
+        assert float(np.dot(second["dates.py"], first["dates.py"])) < 0.999  # made again from the new names
+
+        # Another model's outlines go with that model when it is dropped.
+        store.register_model("other-model", 4, "test")
+        src = store.files_without_outline("other-model", 10)
+        assert [s.path for s in src] == ["dates.py"] and list(src[0].names) == ["parsedate", "format_http_date"]
+        store.add_outlines("other-model", [(src[0], np.ones(4, dtype=np.float32))])
+        assert store.files_without_outline("other-model", 10) == []
+        store.activate_model(MODEL, keep=[STATIC_MODEL_ID])
+        assert store.files_without_outline(MODEL, 10) == [] and set(_outlines(store, root)) == {"dates.py"}
+    finally:
+        store.close()
+
+
+def test_a_stopped_outline_fill_keeps_its_batches_and_the_next_does_the_rest(index_copy, embedder, monkeypatch):
+    store = SqliteStore(index_copy)
+    runner = ModelRunner(embedder)
+    try:
+        files = len(store.files_without_outline("no-such-model", 100))
+        store._conn.execute("DELETE FROM file_outline")  # as if the run had been stopped before its outlines
+        monkeypatch.setattr(outline_fill, "BATCH", 1)
+        monkeypatch.setattr(outline_fill, "FETCH", 2)
+        written: list[int] = []
+        add = store.add_outlines
+        monkeypatch.setattr(store, "add_outlines", lambda model, rows: (add(model, rows), written.append(len(rows))))
+        assert outline_fill.fill_outlines(store, embedder, runner, stop=lambda: len(written) >= 1) is False
+        assert len(store.files_without_outline(MODEL, 100)) == files - 1  # the first batch was kept
+        assert outline_fill.fill_outlines(store, embedder, runner, stop=lambda: False) is True
+        assert store.files_without_outline(MODEL, 100) == [] and written == [1] * files
+    finally:
+        runner.close()
+        store.close()
+
+
+def _candidate(n: int, path: str, semantic: float, outline: float) -> Candidate:
+    hit = Hit(
+        PlaceId(n),
+        ChunkId(n),
+        "s",
+        path,
+        "python",
+        1,
+        5,
+        "code",
+        None,
+        None,
+        None,
+        "",
+        "",
+        0,
+        0.0,
+    )
+    # The same code cosine (so the files' best code says as much), a name cosine a little apart.
+    return Candidate(hit, semantic=semantic, code=0.5, found_semantic=True, outline=outline)
+
+
+def test_the_file_whose_outline_answers_the_question_raises_its_best_chunk(embedder):
+    """Two files whose best chunks say about as much (paths that say nothing): the one whose names, read
+    together, answer the question comes first; a query that is only a name is left to the names."""
+    question = "registry of the classes that parse email headers"
+    q = embedder.embed_query(question)
+    outlines = embedder.embed_documents(
+        [outline_text("lib/a.py", ["Address", "Group", "HeaderRegistry"]), outline_text("lib/b.py", ["parsedate"])]
+    )
+    headers, dates = (float(v @ q) for v in outlines)
+    assert headers > dates
+    by_headers, by_dates = _candidate(1, "lib/a.py", 0.50, headers), _candidate(2, "lib/b.py", 0.51, dates)
+    rank_scores([by_headers, by_dates], parse(question), "hybrid", NO_RERANK)
+    assert by_headers.score > by_dates.score
+    by_headers.outline = by_dates.outline = None  # no outline vectors yet: the chunks' own evidence decides
+    rank_scores([by_headers, by_dates], parse(question), "hybrid", NO_RERANK)
+    assert by_dates.score > by_headers.score
+    by_headers.outline, by_dates.outline = headers, dates
+    rank_scores([by_headers, by_dates], parse("parsedate"), "hybrid", NO_RERANK)
+    assert by_dates.score > by_headers.score
+
+
+def test_a_search_reads_the_outlines_of_its_candidates_files(index_copy, mixed_root, embedder, monkeypatch):
+    """With the outline given all the weight, the first result is in the file whose outline is the closest to the
+    question among the files the search found; with none, the chunks' own evidence puts another first."""
+    question = "keep the most recently used entries and evict the rest"
+    store = SqliteStore(index_copy)
+    try:
+        firsts = []
+        for weight in (0.0, 50.0):
+            monkeypatch.setattr(fusion, "FILE_OUTLINE", weight)
+            response = Searcher(store, embedder).search(
+                SearchRequest(question, roots=(str(mixed_root),), mode="hybrid", k=10, record_history=False)
+            )
+            firsts.append(response.results[0].path)
+        found = list(dict.fromkeys(r.path for r in response.results))
+        vectors = _outlines(store, mixed_root.resolve())
+        q = embedder.embed_query(question)
+        assert firsts[1] == max(found, key=lambda p: float(vectors[p] @ q)) != firsts[0] == "src/cache.py"
+    finally:
+        store.close()
+
+
+def test_an_index_made_before_outlines_gets_them_on_its_next_run_embedding_no_chunk(tmp_path, mixed_index, mixed_root):
+    db = tmp_path / "index.db"
+    shutil.copy(mixed_index[0], db)
+    conn = apsw.Connection(str(db))
+    conn.execute("DROP TABLE file_outline; PRAGMA user_version = 2")  # as schema 2 left it
+    conn.close()
+    worker = Worker(EngineConfig(db)).start()
+    try:
+        stats = worker.index(mixed_root).result()
+    finally:
+        worker.close()
+    assert stats.chunks_embedded == 0 and stats.files_unchanged == stats.files_indexed
+    store = SqliteStore(db)
+    try:
+        assert store.files_without_outline(MODEL, 100) == []
+        assert len(_outlines(store, mixed_root.resolve())) == stats.files_indexed
+    finally:
+        store.close()
