@@ -490,6 +490,8 @@ def progress_line(p: Progress) -> str:
         line += f"{p.files_done}/{p.files_total} files, {p.bytes_done / 1e6:.1f}/{p.bytes_total / 1e6:.1f} MB"
     else:
         line += f"{p.chunks_embedded}/{p.chunks_total} chunks ({p.chunks_per_s:.1f}/s)"
+    if p.outlines_total:
+        line += f", {p.outlines_done}/{p.outlines_total} file outlines"
     if p.phase == "in_progress" and p.eta_s:
         line += f", about {p.eta_s:.0f}s left"
     return line

@@ -103,6 +103,7 @@ def test_progress_goes_to_stderr(tmp_path):
     (root / "a.py").write_text("def alpha():\n    return 1\n")
     proc = quarry("index", root, "--db", tmp_path / "i.db", check=0)
     assert "analyzing" in proc.stderr and "completed" in proc.stderr
+    assert "completed, model vectors: 1/1 chunks" in proc.stderr and ", 1/1 file outlines" in proc.stderr
     assert "indexed" in proc.stdout
 
 

@@ -4,6 +4,7 @@ kept only while the file has the content it was made from, and read by ranking a
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import apsw
@@ -131,8 +132,11 @@ def test_a_stopped_outline_fill_keeps_its_batches_and_the_next_does_the_rest(ind
         monkeypatch.setattr(store, "add_outlines", lambda model, rows: (add(model, rows), written.append(len(rows))))
         assert outline_fill.fill_outlines(store, embedder, runner, stop=lambda: len(written) >= 1) is False
         assert len(store.files_without_outline(MODEL, 100)) == files - 1  # the first batch was kept
-        assert outline_fill.fill_outlines(store, embedder, runner, stop=lambda: False) is True
+        reported: list[tuple[int, int]] = []
+        told = lambda done, total: reported.append((done, total))  # noqa: E731
+        assert outline_fill.fill_outlines(store, embedder, runner, lambda: False, progress=told)
         assert store.files_without_outline(MODEL, 100) == [] and written == [1] * files
+        assert reported == [(n, files - 1) for n in range(files)]  # told before the first batch and after each
     finally:
         runner.close()
         store.close()
@@ -220,3 +224,18 @@ def test_an_index_made_before_outlines_gets_them_on_its_next_run_embedding_no_ch
         assert len(_outlines(store, mixed_root.resolve())) == stats.files_indexed
     finally:
         store.close()
+
+
+def test_the_outline_step_shows_in_the_progress_of_both_front_ends(qtbot):
+    from desktop_app.cli import progress_line
+    from desktop_app.indexing.progress import Progress
+    from desktop_app.ui.progress_panel import ProgressPanel, progress_text
+
+    p = Progress("in_progress", "/src/repo", stage="full", chunks_embedded=40, chunks_total=40)
+    p = replace(p, outlines_done=3, outlines_total=8)
+    assert progress_text(p) == "Indexing repo (meaning) · 3/8 file outlines"
+    assert progress_line(p) == "in_progress, model vectors: 40/40 chunks (0.0/s), 3/8 file outlines"
+    panel = ProgressPanel()
+    qtbot.addWidget(panel)
+    panel.show_progress(p)
+    assert (panel.bar.value(), panel.bar.maximum()) == (375, 1000)  # the bar follows the outlines, not the chunks

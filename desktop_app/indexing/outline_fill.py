@@ -26,10 +26,16 @@ def fill_outlines(
     runner: ModelRunner,
     stop: Callable[[], bool],
     tick: Callable[[], None] = lambda: None,
+    progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> bool:
-    """Give every indexed file an outline vector of `embedder`'s model; False when stopped first."""
+    """Give every indexed file an outline vector of `embedder`'s model, telling `progress` (files done, files
+    to do) after each batch; False when stopped first."""
     model = embedder.model_id
     tried: set[tuple[str, str, str]] = set()
+    total = store.count_files_without_outline(model)
+    done = 0
+    if total:
+        progress(done, total)
     while True:
         sources = [s for s in store.files_without_outline(model, FETCH) if (s.scope_id, s.path, s.sha256) not in tried]
         if not sources:
@@ -45,3 +51,6 @@ def fill_outlines(
             if vectors is None:
                 return False
             store.add_outlines(model, list(zip(batch, vectors, strict=True)))
+            done += len(batch)
+            total = max(total, done)  # files indexed meanwhile (another indexer, on a team index)
+            progress(done, total)

@@ -25,6 +25,9 @@ class Progress:
     chunks_embedded: int = 0  # in this stage (stages 2 and 3)
     chunks_total: int = 0  # chunks this stage has to embed
     tokens_embedded: int = 0
+    # Stage 3's last step, once its chunks are done: each file's outline vector (indexing/outline_fill.py).
+    outlines_done: int = 0
+    outlines_total: int = 0
     elapsed_s: float = 0.0
     stage_elapsed_s: float = 0.0
     task: str = "index"  # "index" (a folder) or "reembed" (every chunk again, with a newly chosen model)

@@ -111,7 +111,14 @@ class VectorFiller:
         waits for the chunks others still hold, taking over those whose claims run out (a killed indexer's)."""
         result = self._fill_chunks(reporter, stop, stage)
         if result.finished and not self.names_only and not self.embedder.static:
-            result.finished = fill_outlines(self.store, self.embedder, self._runner, stop, reporter.tick)
+            result.finished = fill_outlines(
+                self.store,
+                self.embedder,
+                self._runner,
+                stop,
+                reporter.tick,
+                lambda done, total: reporter.update(outlines_done=done, outlines_total=total),
+            )
         return result
 
     def _fill_chunks(self, reporter: ProgressReporter, stop: Callable[[], bool], stage: str) -> FillResult:

@@ -258,6 +258,10 @@ class VectorStore(Protocol):
         the names it defines), the most recently modified first."""
         ...
 
+    def count_files_without_outline(self, model_id: str) -> int:
+        """How many indexed files lack a `model_id` outline vector."""
+        ...
+
     def add_outlines(self, model_id: str, outlines: Sequence[tuple[OutlineSource, np.ndarray]]) -> None:
         """Store outline vectors in one transaction, each only if its file still has the content it was made
         from; a file's vector goes with the file (and with the model)."""

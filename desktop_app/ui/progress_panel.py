@@ -41,6 +41,8 @@ def progress_text(p: Progress) -> str:
             parts.append(f"{p.files_done:,}/{p.files_total:,} files")
         if p.bytes_total:
             parts.append(f"{_size(p.bytes_done)} of {_size(p.bytes_total)}")
+    elif p.outlines_total:  # the chunks are done: the files' outlines are the last step
+        parts.append(f"{p.outlines_done:,}/{p.outlines_total:,} file outlines")
     elif p.chunks_total:
         parts.append(f"{p.chunks_embedded:,}/{p.chunks_total:,} chunks")
         if p.chunks_embedded:
@@ -93,7 +95,13 @@ class ProgressPanel(QWidget):
             parent.clearMessage()
         self.last = p
         self.label.setText(progress_text(p) + (" · cancelling…" if self._cancelling else ""))
-        done, total = (p.bytes_done, p.bytes_total) if p.stage == "keyword" else (p.chunks_embedded, p.chunks_total)
+        done, total = (
+            (p.bytes_done, p.bytes_total)
+            if p.stage == "keyword"
+            else (p.outlines_done, p.outlines_total)
+            if p.outlines_total
+            else (p.chunks_embedded, p.chunks_total)
+        )
         if p.phase == "analyzing" or not total:
             self.bar.setRange(0, 0)  # busy: totals are not known yet
         else:

@@ -307,6 +307,15 @@ class PostgresStore:
             names[file_id].append(name)
         return [OutlineSource(scope_id, path, sha or "", names[file_id]) for file_id, scope_id, path, sha in files]
 
+    def count_files_without_outline(self, model_id: str) -> int:
+        return int(
+            self._rows(
+                "SELECT count(*) FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
+                "(SELECT 1 FROM file_outline o WHERE o.model_id = %s AND o.file_id = f.id)",
+                (model_id,),
+            )[0][0]
+        )
+
     def add_outlines(self, model_id: str, outlines: Sequence[tuple[OutlineSource, np.ndarray]]) -> None:
         rows = [
             (model_id, np.ascontiguousarray(v, dtype=np.float32).tobytes(), src.scope_id, src.path, src.sha256)
