@@ -16,12 +16,10 @@ from desktop_app.indexing import outline_fill
 from desktop_app.indexing.documents import outline_text
 from desktop_app.indexing.model_runner import ModelRunner
 from desktop_app.search import fusion
-from desktop_app.search.fusion import Candidate, rank_scores
 from desktop_app.search.pipeline import Searcher
-from desktop_app.search.query import parse
-from desktop_app.search.request import NO_RERANK, SearchRequest
+from desktop_app.search.request import SearchRequest
 from desktop_app.store.location import StoreLocation, open_store
-from desktop_app.store.rows import ChunkId, Hit, OutlineSource, PlaceId
+from desktop_app.store.rows import OutlineSource
 from desktop_app.store.sqlite.store import SqliteStore
 from desktop_app.worker.worker import EngineConfig, Worker
 
@@ -140,49 +138,6 @@ def test_a_stopped_outline_fill_keeps_its_batches_and_the_next_does_the_rest(ind
     finally:
         runner.close()
         store.close()
-
-
-def _candidate(n: int, path: str, semantic: float, outline: float) -> Candidate:
-    hit = Hit(
-        PlaceId(n),
-        ChunkId(n),
-        "s",
-        path,
-        "python",
-        1,
-        5,
-        "code",
-        None,
-        None,
-        None,
-        "",
-        "",
-        0,
-        0.0,
-    )
-    # The same code cosine (so the files' best code says as much), a name cosine a little apart.
-    return Candidate(hit, semantic=semantic, code=0.5, found_semantic=True, outline=outline)
-
-
-def test_the_file_whose_outline_answers_the_question_raises_its_best_chunk(embedder):
-    """Two files whose best chunks say about as much (paths that say nothing): the one whose names, read
-    together, answer the question comes first; a query that is only a name is left to the names."""
-    question = "registry of the classes that parse email headers"
-    q = embedder.embed_query(question)
-    outlines = embedder.embed_documents(
-        [outline_text("lib/a.py", ["Address", "Group", "HeaderRegistry"]), outline_text("lib/b.py", ["parsedate"])]
-    )
-    headers, dates = (float(v @ q) for v in outlines)
-    assert headers > dates
-    by_headers, by_dates = _candidate(1, "lib/a.py", 0.50, headers), _candidate(2, "lib/b.py", 0.51, dates)
-    rank_scores([by_headers, by_dates], parse(question), "hybrid", NO_RERANK)
-    assert by_headers.score > by_dates.score
-    by_headers.outline = by_dates.outline = None  # no outline vectors yet: the chunks' own evidence decides
-    rank_scores([by_headers, by_dates], parse(question), "hybrid", NO_RERANK)
-    assert by_dates.score > by_headers.score
-    by_headers.outline, by_dates.outline = headers, dates
-    rank_scores([by_headers, by_dates], parse("parsedate"), "hybrid", NO_RERANK)
-    assert by_dates.score > by_headers.score
 
 
 def test_a_search_reads_the_outlines_of_its_candidates_files(index_copy, mixed_root, embedder, monkeypatch):

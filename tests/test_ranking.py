@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from desktop_app.indexing.documents import outline_text
 from desktop_app.indexing.indexer import Indexer
 from desktop_app.search import fusion
 from desktop_app.search.dedup import merge_units
@@ -129,6 +130,30 @@ def test_a_file_whose_code_means_the_question_raises_the_chunk_it_ranks_first(mo
         rank_scores([named, meant, other, other_too], query, "hybrid", NO_RERANK)
         assert max((named, other), key=lambda c: c.score) is first
         assert named.score > meant.score  # the order within the file stays
+
+
+def test_the_file_whose_outline_answers_the_question_raises_its_best_chunk(embedder):
+    """Two files whose best chunks say about as much (paths that say nothing): the one whose names, read
+    together, answer the question comes first; a query that is only a name is left to the names."""
+    question = "registry of the classes that parse email headers"
+    q = embedder.embed_query(question)
+    outlines = embedder.embed_documents(
+        [outline_text("lib/a.py", ["Address", "Group", "HeaderRegistry"]), outline_text("lib/b.py", ["parsedate"])]
+    )
+    headers, dates = (float(v @ q) for v in outlines)
+    assert headers > dates
+    by_headers, by_dates = candidate("lib/a.py", 1, 0.50), candidate("lib/b.py", 2, 0.51)
+    # The same code cosine (so the files' best code says as much), a name cosine a little apart.
+    for c, outline in ((by_headers, headers), (by_dates, dates)):
+        c.code, c.outline = 0.5, outline
+    rank_scores([by_headers, by_dates], parse(question), "hybrid", NO_RERANK)
+    assert by_headers.score > by_dates.score
+    by_headers.outline = by_dates.outline = None  # no outline vectors yet: the chunks' own evidence decides
+    rank_scores([by_headers, by_dates], parse(question), "hybrid", NO_RERANK)
+    assert by_dates.score > by_headers.score
+    by_headers.outline, by_dates.outline = headers, dates
+    rank_scores([by_headers, by_dates], parse("parsedate"), "hybrid", NO_RERANK)
+    assert by_dates.score > by_headers.score
 
 
 def test_in_a_sentence_only_a_name_spelt_as_typed_takes_the_name_tier():

@@ -1,5 +1,6 @@
 """Filling in one model's vectors for every chunk that lacks them: stages 2 and 3 of an index run,
-and a re-embed with a newly chosen model. With `names_only`, only the vectors of the chunks' symbol names
+and a re-embed with a newly chosen model (a contextual model's fill ends with the files' outline vectors:
+outline_fill.py). With `names_only`, only the vectors of the chunks' symbol names
 (short texts, so a fraction of the cost): the first thing stage 2 asks of the contextual model.
 
 Chunks go to the model in priority order: those a search or the preview asked for (`wanted`, fed

@@ -146,13 +146,18 @@ def rank_scores(
             * scale
             for c in candidates
         ]
-        keys = [b * weight + x for b, x in zip(bases, boosts, strict=True)]
-        _file_meaning(candidates, bases, keys)
+
+        def standing() -> list[float]:
+            """Each candidate's score as the bases stand now: what "best-ranked" means at each step below."""
+            return [b * weight + x for b, x in zip(bases, boosts, strict=True)]
+
+        before = standing()  # the file's meaning and its outline both pick a file's best from the same standing
+        _file_meaning(candidates, bases, before)
         if not parsed.looks_like_identifier:
-            _file_outline(candidates, bases, keys)
-        _support_files(candidates, bases, [b * weight + x for b, x in zip(bases, boosts, strict=True)])
-        order = sorted(range(len(candidates)), key=lambda i: (-tiers[i], -(bases[i] * weight + boosts[i])))
-        _saturate(candidates, bases, order)
+            _file_outline(candidates, bases, before)
+        _support_files(candidates, bases, standing())
+        after = standing()
+        _saturate(candidates, bases, sorted(range(len(candidates)), key=lambda i: (-tiers[i], -after[i])))
     else:
         bases = [blend(c, mode) for c in candidates]
     for i, c in enumerate(candidates):
@@ -198,10 +203,9 @@ def _file_meaning(candidates: Sequence[Candidate], bases: list[float], keys: lis
     for c in candidates:
         file = file_key(c.hit)
         best_code[file] = max(best_code.get(file, 0.0), c.code or 0.0)
-    low, high = min(best_code.values(), default=0.0), max(best_code.values(), default=0.0)
-    if high <= low:
+    share = _spread(best_code)
+    if share is None:
         return
-    share = {file: (v - low) / (high - low) for file, v in best_code.items()}
     for i, c in enumerate(candidates):
         bases[i] += FILE_MEANING * share[file_key(c.hit)]
     for file, i in _best_ranked_per_file(candidates, keys).items():
@@ -214,17 +218,24 @@ def _file_outline(candidates: Sequence[Candidate], bases: list[float], keys: lis
     """Raise each file's best-ranked candidate (by `keys`) by FILE_OUTLINE x its file's outline cosine, placed
     between the candidate files' lowest (0) and highest (1), then scale every base back into 0..1. Files without
     an outline vector yet (an index still filling in) are left as they are."""
-    cosines = {file_key(c.hit): c.outline for c in candidates if c.outline is not None}
-    if not cosines:
-        return
-    low, high = min(cosines.values()), max(cosines.values())
-    if high <= low:
+    share = _spread({file_key(c.hit): c.outline for c in candidates if c.outline is not None})
+    if share is None:
         return
     for file, i in _best_ranked_per_file(candidates, keys).items():
-        if file in cosines:
-            bases[i] += FILE_OUTLINE * (cosines[file] - low) / (high - low)
+        if file in share:
+            bases[i] += FILE_OUTLINE * share[file]
     for i in range(len(bases)):
         bases[i] /= 1 + FILE_OUTLINE
+
+
+def _spread(values: dict[str, float]) -> dict[str, float] | None:
+    """Each file's value placed between the lowest (0) and the highest (1); None when they do not differ."""
+    if not values:
+        return None
+    low, high = min(values.values()), max(values.values())
+    if high <= low:
+        return None
+    return {file: (v - low) / (high - low) for file, v in values.items()}
 
 
 def _saturate(candidates: Sequence[Candidate], bases: list[float], order: list[int]) -> None:

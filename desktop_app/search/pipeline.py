@@ -47,6 +47,7 @@ class _Layer:
     """One model's vectors: its query embeddings (cached) and the in-memory copy of its vectors."""
 
     def __init__(self, store: Store, embedder: TextEmbedder):
+        self.store = store
         self.embedder = embedder
         self.cache = QueryEmbeddingCache(embedder.embed_query)
         self.index: VectorSearch = store.vector_search(embedder.model_id, embedder.dims)
@@ -58,14 +59,14 @@ class _Layer:
         self._outlines: dict[FileKey, np.ndarray | None] = {}
         self._outlines_of: Hashable = None
 
-    def outlines(self, store: Store, files: Sequence[FileKey]) -> dict[FileKey, np.ndarray]:
+    def outlines(self, files: Sequence[FileKey]) -> dict[FileKey, np.ndarray]:
         """The outline vectors of these files that have one."""
-        generation = store.generation
+        generation = self.store.generation
         if generation != self._outlines_of or len(self._outlines) > OUTLINES_KEPT:
             self._outlines, self._outlines_of = {}, generation
         missing = [f for f in files if f not in self._outlines]
         if missing:
-            found = store.outline_vectors(self.embedder.model_id, missing)
+            found = self.store.outline_vectors(self.embedder.model_id, missing)
             self._outlines.update((f, found.get(f)) for f in missing)
         return {f: v for f in files if (v := self._outlines[f]) is not None}
 
@@ -405,7 +406,7 @@ class Searcher:
         """Give every candidate the cosine of its file's outline vector (the file's path and names as the
         active model reads them) to the query, where the file has one."""
         files = list(dict.fromkeys((c.hit.scope_id, c.hit.path) for c in by_id.values()))
-        outlines = self._full().outlines(self.store, files)
+        outlines = self._full().outlines(files)
         if not outlines:
             return
         keys = list(outlines)

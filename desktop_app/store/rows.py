@@ -7,7 +7,7 @@ belong to chunks, keyword matches and search results to places.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NewType
 
@@ -108,6 +108,17 @@ class OutlineSource:
     path: str
     sha256: str
     names: Sequence[str]
+
+
+def outline_sources(
+    files: Sequence[tuple[int, str, str, str | None]], names: Iterable[tuple[int, str]]
+) -> list[OutlineSource]:
+    """OutlineSources from a store's rows: (file id, scope id, path, sha256) per file, in order, and (file id,
+    name) per definition, in each file's order."""
+    by_file: dict[int, list[str]] = {f[0]: [] for f in files}
+    for file_id, name in names:
+        by_file[file_id].append(name)
+    return [OutlineSource(scope_id, path, sha or "", by_file[file_id]) for file_id, scope_id, path, sha in files]
 
 
 @dataclass(frozen=True)

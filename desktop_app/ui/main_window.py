@@ -784,7 +784,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("No searches in this project yet: Enter records the query in the bar.", 4000)
 
     def _on_text_edited(self, text: str) -> None:
-        if self.banner.owner not in ("", "search"):
+        if self.banner.owner == "window":
             self.banner.clear_notice()  # the user has moved on from what the window last said
         # Half-typed queries stay out of the search history; Enter (search now) records the query.
         request = self.request(text, record_history=False)

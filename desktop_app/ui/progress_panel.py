@@ -66,6 +66,15 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min {secs:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
 
 
+def _measure(p: Progress) -> tuple[int, int]:
+    """(done, total) of what the stage is working through: bytes, then chunks, then the files' outlines."""
+    if p.stage == "keyword":
+        return p.bytes_done, p.bytes_total
+    if p.outlines_total:
+        return p.outlines_done, p.outlines_total
+    return p.chunks_embedded, p.chunks_total
+
+
 class ProgressPanel(QWidget):
     cancel_requested = Signal()
 
@@ -95,13 +104,7 @@ class ProgressPanel(QWidget):
             parent.clearMessage()
         self.last = p
         self.label.setText(progress_text(p) + (" · cancelling…" if self._cancelling else ""))
-        done, total = (
-            (p.bytes_done, p.bytes_total)
-            if p.stage == "keyword"
-            else (p.outlines_done, p.outlines_total)
-            if p.outlines_total
-            else (p.chunks_embedded, p.chunks_total)
-        )
+        done, total = _measure(p)
         if p.phase == "analyzing" or not total:
             self.bar.setRange(0, 0)  # busy: totals are not known yet
         else:

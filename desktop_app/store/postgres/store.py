@@ -48,6 +48,7 @@ from ..rows import (
     ScopeSummary,
     SkippedFile,
     StoredChunk,
+    outline_sources,
 )
 from ..schema_names import (
     CHANGED_FROM_PARENT,
@@ -78,6 +79,11 @@ KEYWORD_RANK_CAP = 4 * KEYWORD_RANK_BUDGET
 # Transactions that lose a race with another indexer (a deadlock, a unique key written meanwhile) are tried
 # again this many times: the work is the same whoever wins.
 WRITE_ATTEMPTS = 5
+# The indexed files lacking an outline vector of a model (bound first).
+_WITHOUT_OUTLINE = (
+    "FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
+    "(SELECT 1 FROM file_outline o WHERE o.model_id = %s AND o.file_id = f.id)"
+)
 
 _KEYWORDS = """setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvector('simple', %s), 'B')
     || setweight(to_tsvector('simple', %s), 'C')"""
@@ -293,28 +299,18 @@ class PostgresStore:
     def files_without_outline(self, model_id: str, limit: int) -> list[OutlineSource]:
         # Two indexers may take the same files: the second write replaces the first with the same vector.
         files = self._rows(
-            "SELECT f.id, f.scope_id, f.path, f.sha256 FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
-            "(SELECT 1 FROM file_outline o WHERE o.model_id = %s AND o.file_id = f.id) "
-            "ORDER BY f.mtime_ns DESC, f.id LIMIT %s",
+            f"SELECT f.id, f.scope_id, f.path, f.sha256 {_WITHOUT_OUTLINE} ORDER BY f.mtime_ns DESC, f.id LIMIT %s",
             (model_id, limit),
         )
-        names: dict[int, list[str]] = {r[0]: [] for r in files}
-        for file_id, name in self._rows(
+        names = self._rows(
             "SELECT file_id, symbol_name FROM file_chunk WHERE file_id = ANY(%s) AND symbol_name IS NOT NULL "
             "ORDER BY file_id, ordinal",
-            (list(names),),
-        ):
-            names[file_id].append(name)
-        return [OutlineSource(scope_id, path, sha or "", names[file_id]) for file_id, scope_id, path, sha in files]
+            ([f[0] for f in files],),
+        )
+        return outline_sources(files, names)
 
     def count_files_without_outline(self, model_id: str) -> int:
-        return int(
-            self._rows(
-                "SELECT count(*) FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
-                "(SELECT 1 FROM file_outline o WHERE o.model_id = %s AND o.file_id = f.id)",
-                (model_id,),
-            )[0][0]
-        )
+        return int(self._rows(f"SELECT count(*) {_WITHOUT_OUTLINE}", (model_id,))[0][0])
 
     def add_outlines(self, model_id: str, outlines: Sequence[tuple[OutlineSource, np.ndarray]]) -> None:
         rows = [

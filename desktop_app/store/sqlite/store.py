@@ -32,6 +32,7 @@ from ..rows import (
     ScopeSummary,
     SkippedFile,
     StoredChunk,
+    outline_sources,
 )
 from ..schema_names import HIT_COLUMNS, NAME_SUFFIX, STORED_COLUMNS, chunking_meta_key, new_ulid, vector_table_name
 from . import fts_query, path_globs
@@ -50,6 +51,11 @@ KEYWORD_SAMPLE_ROWS = 5000
 KEYWORD_OVERFETCH = 16
 
 
+# The indexed files lacking an outline vector of a model (bound first).
+_WITHOUT_OUTLINE = (
+    "FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
+    "(SELECT 1 FROM file_outline o WHERE o.model_id = ? AND o.file_id = f.id)"
+)
 IN_BATCH = 500  # values per `IN (...)` list, well under SQLite's limit on bound parameters
 
 # Damage (a failing disk, a stray write) can be on any page, and only reading every page finds it. PRAGMA
@@ -743,30 +749,22 @@ class SqliteStore:
         """Up to `limit` indexed files lacking a `model_id` outline vector, the most recently modified first,
         each with the names it defines in order."""
         files = self._rows(
-            "SELECT f.id, f.scope_id, f.path, f.sha256 FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
-            "(SELECT 1 FROM file_outline o WHERE o.model_id = ? AND o.file_id = f.id) "
-            "ORDER BY f.mtime_ns DESC, f.id LIMIT ?",
+            f"SELECT f.id, f.scope_id, f.path, f.sha256 {_WITHOUT_OUTLINE} ORDER BY f.mtime_ns DESC, f.id LIMIT ?",
             (model_id, limit),
         )
-        names: dict[int, list[str]] = {r[0]: [] for r in files}
-        for part, marks in _in_batches(list(names)):
-            for file_id, name in self._rows(
+        names = [
+            row
+            for part, marks in _in_batches([f[0] for f in files])
+            for row in self._rows(
                 f"SELECT file_id, symbol_name FROM file_chunk WHERE file_id IN ({marks}) "
                 "AND symbol_name IS NOT NULL ORDER BY file_id, ordinal",
                 part,
-            ):
-                names[file_id].append(name)
-        return [OutlineSource(scope_id, path, sha or "", names[file_id]) for file_id, scope_id, path, sha in files]
+            )
+        ]
+        return outline_sources(files, names)
 
     def count_files_without_outline(self, model_id: str) -> int:
-        return cast(
-            int,
-            self._rows(
-                "SELECT count(*) FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
-                "(SELECT 1 FROM file_outline o WHERE o.model_id = ? AND o.file_id = f.id)",
-                (model_id,),
-            )[0][0],
-        )
+        return cast(int, self._rows(f"SELECT count(*) {_WITHOUT_OUTLINE}", (model_id,))[0][0])
 
     def add_outlines(self, model_id: str, outlines: Sequence[tuple[OutlineSource, np.ndarray]]) -> None:
         """Store outline vectors in one transaction, each only while its file has the content it was made from."""
