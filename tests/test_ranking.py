@@ -9,7 +9,7 @@ import pytest
 
 from desktop_app.indexing.documents import outline_text
 from desktop_app.indexing.indexer import Indexer
-from desktop_app.search import fusion
+from desktop_app.search import fusion, pipeline
 from desktop_app.search.dedup import merge_units
 from desktop_app.search.evidence import (
     DOCS_FACTOR,
@@ -331,3 +331,16 @@ def searcher_on_mixed(mixed_index, mixed_root, embedder, tmp_path_factory):
 
     yield for_query
     store.close()
+
+
+@pytest.mark.parametrize("query", ["delay grows with each failed attempt", "request timed out", "matrix"])
+def test_a_larger_fetch_only_adds_results_after_those_of_the_first(searcher_on_mixed, monkeypatch, query):
+    # A first fetch of 4 candidates per retriever leaves every k short, so each search fetches 16, 64, ...
+    # candidates: their rankings differ, yet the first N results of a longer list are still those of N.
+    monkeypatch.setattr(pipeline, "FETCH", 4)
+    search = searcher_on_mixed(query)
+    many = [(r.path, r.start_line, r.score) for r in search(30)]
+    assert len(many) == len({(path, start) for path, start, _ in many}) > 10
+    for k in (1, 3, 5, 10):
+        assert [(r.path, r.start_line, r.score) for r in search(k)] == many[:k], (query, k)
+    assert all(a[2] >= b[2] for a, b in zip(many, many[1:], strict=False)), "scores read best first"
