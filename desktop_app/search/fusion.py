@@ -102,6 +102,12 @@ def file_key(hit: Hit) -> str:
     return f"{hit.scope_id}/{hit.path}"
 
 
+def uses_outline(parsed: ParsedQuery, mode: str) -> bool:
+    """Whether ranking weighs the files' outlines (FILE_OUTLINE): in hybrid mode, for a query that is more than
+    a name (a bare name is answered by its tier)."""
+    return mode == "hybrid" and not parsed.looks_like_identifier
+
+
 def definition_key(hit: Hit) -> str | None:
     """One key per definition in a file: its windows (and overloads of one name in one type) share it; None
     for a chunk that defines nothing."""
@@ -153,7 +159,7 @@ def rank_scores(
 
         before = standing()  # the file's meaning and its outline both pick a file's best from the same standing
         _file_meaning(candidates, bases, before)
-        if not parsed.looks_like_identifier:
+        if uses_outline(parsed, mode):
             _file_outline(candidates, bases, before)
         _support_files(candidates, bases, standing())
         after = standing()

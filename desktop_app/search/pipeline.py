@@ -19,7 +19,7 @@ from ..store.rows import ChunkId, HistoryEntry, HitFilter, PlaceId, Scope
 from .context import FileLines, expand
 from .dedup import merge_overlapping, merge_units
 from .embedding_cache import QueryEmbeddingCache
-from .fusion import Candidate, definition_key, file_key, rank_scores, similarity
+from .fusion import Candidate, definition_key, file_key, rank_scores, similarity, uses_outline
 from .inline_filters import with_inline_filters
 from .query import ParsedQuery, any_terms, parse
 from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRemedy, SearchRequest, validate
@@ -264,7 +264,6 @@ class Searcher:
                 (c for c in candidates if c.score >= f.min_score),
                 key=lambda c: (-c.score, c.hit.path, c.hit.start_line),
             )
-            ranked = merge_units(_drop_cross_scope_copies(ranked), lambda c: definition_key(c.hit), _fold_window)
             kept = _extend(kept, ranked, req.overlap_threshold, req.k)
             if len(kept) >= req.k or exhausted or fetch >= MAX_FETCH:
                 self._want_embedded(kept[: req.k])
@@ -305,7 +304,7 @@ class Searcher:
             exhausted &= self._add_keyword_candidates(by_id, *keyword, fetch)
         if query.vector is not None:
             self._fill_similarity(by_id, query)
-            if mode == "hybrid":
+            if uses_outline(query.parsed, mode):  # read only when ranking weighs them
                 self._fill_outline(by_id, query.vector)
         return list(by_id.values()), exhausted
 
@@ -447,23 +446,24 @@ def _scan_pool() -> ThreadPoolExecutor:
 
 
 def _extend(shown: list[Candidate], ranked: list[Candidate], overlap_threshold: float, k: int) -> list[Candidate]:
-    """Up to k results: those already shown, as they are, then the results of `ranked` (a fetch's ranking)
-    that show none of their definitions or lines, in its order. A result taken from a larger fetch shows a
-    score no higher than the one before it: its own was weighed among other candidates, and the list reads
-    best first."""
+    """Up to k results: those already shown, as they are, then those of `ranked` (a fetch's ranking, best first)
+    that show none of their chunks, definitions or lines, one per definition and per stretch of lines. A result
+    taken from a larger fetch shows a score no higher than the one before it: its own was weighed among other
+    candidates, and the list reads best first."""
     earlier = {id(c) for c in shown}
-    units = {definition_key(c.hit) for c in shown}
-    chunks = {_chunk_key(c) for c in shown}
-    fresh = [
-        c
-        for c in ranked
-        if _chunk_key(c) not in chunks and (definition_key(c.hit) is None or definition_key(c.hit) not in units)
-    ]
+
+    def unless_shown(merge: Callable[[Candidate, Candidate], None]) -> Callable[[Candidate, Candidate], None]:
+        """`merge`, except into a result already shown, which stays as it was."""
+        return lambda into, dropped: None if id(into) in earlier else merge(into, dropped)
+
+    units = merge_units(
+        _drop_cross_scope_copies([*shown, *ranked]), lambda c: definition_key(c.hit), unless_shown(_fold_window)
+    )
     kept = merge_overlapping(
-        [*shown, *fresh],
+        units,
         lambda c: (file_key(c.hit), c.hit.start_line, c.hit.end_line),
         overlap_threshold,
-        lambda into, dropped: None if id(into) in earlier else _absorb(into, dropped),
+        unless_shown(_absorb),
         k,
     )
     if shown:

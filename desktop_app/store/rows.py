@@ -121,6 +121,17 @@ def outline_sources(
     return [OutlineSource(scope_id, path, sha or "", by_file[file_id]) for file_id, scope_id, path, sha in files]
 
 
+def outline_rows(
+    model_id: str, outlines: Sequence[tuple[OutlineSource, np.ndarray]]
+) -> list[tuple[str, bytes, str, str, str]]:
+    """(model id, float32 vector bytes, scope id, path, sha256) per outline: the values both stores bind to write
+    a file's outline vector only while the file has the content it was made from."""
+    return [
+        (model_id, np.ascontiguousarray(v, dtype=np.float32).tobytes(), src.scope_id, src.path, src.sha256)
+        for src, v in outlines
+    ]
+
+
 @dataclass(frozen=True)
 class SkippedFile:
     path: str

@@ -48,6 +48,7 @@ from ..rows import (
     ScopeSummary,
     SkippedFile,
     StoredChunk,
+    outline_rows,
     outline_sources,
 )
 from ..schema_names import (
@@ -313,10 +314,7 @@ class PostgresStore:
         return int(self._rows(f"SELECT count(*) {_WITHOUT_OUTLINE}", (model_id,))[0][0])
 
     def add_outlines(self, model_id: str, outlines: Sequence[tuple[OutlineSource, np.ndarray]]) -> None:
-        rows = [
-            (model_id, np.ascontiguousarray(v, dtype=np.float32).tobytes(), src.scope_id, src.path, src.sha256)
-            for src, v in outlines
-        ]
+        rows = outline_rows(model_id, outlines)
 
         def work(conn: psycopg.Connection) -> None:
             with conn.cursor() as cur:

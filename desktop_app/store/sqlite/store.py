@@ -32,6 +32,7 @@ from ..rows import (
     ScopeSummary,
     SkippedFile,
     StoredChunk,
+    outline_rows,
     outline_sources,
 )
 from ..schema_names import HIT_COLUMNS, NAME_SUFFIX, STORED_COLUMNS, chunking_meta_key, new_ulid, vector_table_name
@@ -769,19 +770,12 @@ class SqliteStore:
     def add_outlines(self, model_id: str, outlines: Sequence[tuple[OutlineSource, np.ndarray]]) -> None:
         """Store outline vectors in one transaction, each only while its file has the content it was made from."""
         with self._write():
-            for source, vector in outlines:
-                self._conn.execute(
-                    "INSERT INTO file_outline (file_id, model_id, vector) SELECT id, ?, ? FROM file "
-                    "WHERE scope_id = ? AND path = ? AND sha256 = ? AND status = 'indexed' "
-                    "ON CONFLICT (model_id, file_id) DO UPDATE SET vector = excluded.vector",
-                    (
-                        model_id,
-                        np.ascontiguousarray(vector, dtype=np.float32).tobytes(),
-                        source.scope_id,
-                        source.path,
-                        source.sha256,
-                    ),
-                )
+            self._conn.executemany(
+                "INSERT INTO file_outline (file_id, model_id, vector) SELECT id, ?, ? FROM file "
+                "WHERE scope_id = ? AND path = ? AND sha256 = ? AND status = 'indexed' "
+                "ON CONFLICT (model_id, file_id) DO UPDATE SET vector = excluded.vector",
+                outline_rows(model_id, outlines),
+            )
 
     def outline_vectors(self, model_id: str, files: Sequence[FileKey]) -> dict[FileKey, np.ndarray]:
         """The `model_id` outline vector of each of these files that has one."""
