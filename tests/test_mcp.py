@@ -155,16 +155,26 @@ def test_index_status_reports_coverage_and_freshness(server, project):
     assert status["last_indexed_at"].endswith("+00:00")
 
 
-def test_reindex_indexes_a_new_folder_that_search_then_finds(server, tmp_path):
+def test_reindex_indexes_the_folder_the_server_was_started_for_and_no_other(index_copy, tmp_path):
     folder = tmp_path / "tiny"
     folder.mkdir()
     (folder / "ledger.py").write_text("def reconcile_ledger(entries):\n    return [e for e in entries if e.open]\n")
-    assert "not a folder" in server.error("reindex", root=str(folder / "ledger.py"))
-    done = server.ok("reindex", root=str(folder), wait_seconds=300)
-    assert done["state"] == "finished" and done["files"] == 1
-    found = server.ok("search", query="reconcile_ledger", root=str(folder))["results"]
-    assert found[0]["path"] == "ledger.py"
-    assert server.ok("index_status", root=str(folder))["files"] == 1
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "notes.py").write_text("API_KEY = 'not for agents'\n")
+    session = McpSession(["mcp", "--db", str(index_copy), "--root", str(folder)], tmp_path, tmp_path / "err")
+    try:
+        assert "call reindex(root=" in session.error("index_status")
+        assert "not a folder the user chose" in session.error("reindex", root=str(elsewhere), wait_seconds=300)
+        assert "no indexed folder" in session.error("index_status", root=str(elsewhere))
+        assert "not a folder" in session.error("reindex", root=str(folder / "ledger.py"))
+        done = session.ok("reindex", root=str(folder), wait_seconds=300)
+        assert done["state"] == "finished" and done["files"] == 1
+        found = session.ok("search", query="reconcile_ledger")["results"]
+        assert found[0]["path"] == "ledger.py"
+        assert session.ok("index_status")["files"] == 1
+    finally:
+        session.close()
 
 
 def test_a_file_saved_during_the_session_is_found_by_the_next_search(mixed_copy, worker_for, tmp_path):

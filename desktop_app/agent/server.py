@@ -32,11 +32,13 @@ INSTRUCTIONS = """\
 Quarry searches the indexed repository by meaning and by name, ranked, and stays up to date as files change.
 Use `search` first for "where is X done / how does Y work" questions and for identifiers; use `find_symbol`
 when you know a definition's name; read code with `read_span` (current lines from disk). `index_status`
-says how complete the index is; `reindex` indexes a new folder or catches up. The default folder is the
-indexed repository holding the server's working directory; pass `root` to search another indexed folder.
+says how complete the index is; `reindex` catches up, or indexes the server's folder or a folder inside an
+indexed one (only the user can add others). The default folder is the indexed repository holding the
+server's working directory; pass `root` to search another indexed folder.
 """
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+_MAX_DETAIL_CHARS = 300
 
 
 def build_server(tools: AgentTools) -> MCPServer:
@@ -117,14 +119,21 @@ def build_server(tools: AgentTools) -> MCPServer:
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
     async def reindex(
-        root: Annotated[str, Field(description="The repository folder to index or bring up to date.")],
+        root: Annotated[
+            str,
+            Field(
+                description="The folder to index or bring up to date: the server's folder, an indexed one or "
+                "a folder inside either."
+            ),
+        ],
         wait_seconds: Annotated[
             float, Field(description="Wait up to this long (0 to 300) for the run to finish before answering.")
         ] = 0,
     ) -> CallToolResult:
         """Index a folder, or bring its index up to date. Answers at once (or when the run ends, waiting up
         to wait_seconds) with the state: started, joined (a run was already going) or finished, and progress.
-        Search works while it runs and improves as it goes; call again to see progress."""
+        Search works while it runs and improves as it goes; call again to see progress. Other folders than
+        the server's and the indexed ones are refused: only the user can add them."""
         return await _call(tools.reindex(root, wait_seconds))
 
     return server
@@ -140,7 +149,10 @@ async def _call(result: Awaitable[dict[str, Any]]) -> CallToolResult:
         raise ToolError(str(exc)) from exc
     except Exception as exc:
         _log.exception("an agent tool failed")
-        raise ToolError(f"Quarry failed ({type(exc).__name__}: {exc}); the details are in {log_dir()}") from exc
+        detail = str(exc)
+        if len(detail) > _MAX_DETAIL_CHARS:  # it may quote an argument, which can be megabytes long
+            detail = detail[:_MAX_DETAIL_CHARS] + "…"
+        raise ToolError(f"Quarry failed ({type(exc).__name__}: {detail}); the details are in {log_dir()}") from exc
     text = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=answer)
 

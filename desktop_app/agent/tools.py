@@ -1,5 +1,6 @@
 """What Quarry offers coding agents: search, definitions, current lines, index status and re-indexing, over
-one worker, with every answer bounded in size and confined to indexed folders.
+one worker, with every answer bounded in size and confined to the folders the user chose: those indexed, and
+the folder the server was started for (which `reindex` may index).
 
 Independent of the protocol that carries it (server.py wraps it for MCP), so each tool is plain async
 Python that returns JSON-ready dicts and raises ToolFailure with a message written for the agent.
@@ -29,7 +30,10 @@ from .error_text import explain
 T = TypeVar("T")
 
 MAX_K = 50
+# A query, a symbol name or a path pattern longer than this is a mistake, not a search; refusing it by its
+# length alone keeps the answer from carrying it back.
 MAX_QUERY_CHARS = 1000
+MAX_PATH_CHARS = 4096  # Linux's PATH_MAX: no longer path names a file
 # A result's snippet: enough to judge it, small enough that ten results stay a few thousand tokens.
 SNIPPET_LINES = 30
 SNIPPET_CHARS = 2000
@@ -68,6 +72,9 @@ class AgentTools:
     def __init__(self, worker: Worker, cwd: Path):
         self.worker = worker
         self.cwd = cwd.expanduser().resolve()
+        # The folder the user started the server for, which reindex may index besides the indexed ones. A
+        # client that starts its servers in / or the home folder, whatever the project, names none.
+        self.chosen = None if self.cwd in (Path(self.cwd.anchor), Path.home().resolve()) else self.cwd
         self._runs: dict[str, _Run] = {}
         self._watched: set[str] = set()
 
@@ -88,8 +95,8 @@ class AgentTools:
     ) -> dict[str, Any]:
         if not query.strip():
             raise ToolFailure("query is empty: describe the code you want, or give an identifier")
-        if len(query) > MAX_QUERY_CHARS:
-            raise ToolFailure(f"query is {len(query)} characters long; keep it under {MAX_QUERY_CHARS}")
+        for what, value in (("query", query), ("path_glob", path_glob), ("lang", lang), ("symbol_type", symbol_type)):
+            _limit(what, value, MAX_QUERY_CHARS)
         if not 1 <= k <= MAX_K:
             raise ToolFailure(f"k must be between 1 and {MAX_K} (got {k}); page with a narrower query instead")
         if mode not in MODES:
@@ -134,6 +141,8 @@ class AgentTools:
         name = name.strip()
         if not name:
             raise ToolFailure("name is empty: give the identifier to look up, e.g. parse_config or HttpClient")
+        _limit("name", name, MAX_QUERY_CHARS)
+        _limit("kind", kind, MAX_QUERY_CHARS)
         if kind is not None and not kind.strip():
             kind = None
         scope, _ = await self._scope(root)
@@ -152,11 +161,8 @@ class AgentTools:
     async def read_span(self, path: str, start_line: int, end_line: int) -> dict[str, Any]:
         if start_line < 1 or end_line < start_line:
             raise ToolFailure(f"lines {start_line}-{end_line} are not a span: need 1 <= start_line <= end_line")
-        given = Path(path).expanduser()
-        if not given.is_absolute():
-            default = await self._await(self.worker.scope_containing(self.cwd))
-            given = Path(default.root if default else self.cwd) / given
-        resolved = given.resolve()  # a symlink is judged by where it points
+        default = await self._await(self.worker.scope_containing(self.cwd))
+        resolved = self._path(path, "path", Path(default.root) if default else self.cwd)
         scope = await self._await(self.worker.scope_containing(resolved))
         if scope is None:
             raise ToolFailure(f"{path} is outside every indexed folder; only indexed files can be read")
@@ -169,7 +175,8 @@ class AgentTools:
             )
         text, stat = await asyncio.to_thread(_read_text, resolved)
         lines = text.splitlines()
-        last = min(end_line, len(lines), start_line + MAX_SPAN_LINES - 1)
+        wanted = min(end_line, len(lines))  # asking past the end leaves nothing out
+        last = min(wanted, start_line + MAX_SPAN_LINES - 1)
         if start_line > len(lines):
             raise ToolFailure(f"{relative} has {len(lines)} lines; start_line {start_line} is past its end")
         body, truncated = _bounded("\n".join(lines[start_line - 1 : last]), MAX_SPAN_CHARS)
@@ -180,7 +187,7 @@ class AgentTools:
             "end_line": last if not truncated else start_line + body.count("\n"),
             "total_lines": len(lines),
             "text": body,
-            "truncated": truncated or last < end_line,
+            "truncated": truncated or last < wanted,
             "changed_since_indexed": (stat.st_size, stat.st_mtime_ns) != (state.size, state.mtime_ns),
         }
 
@@ -221,11 +228,14 @@ class AgentTools:
     async def reindex(self, root: str, wait_seconds: float = 0) -> dict[str, Any]:
         if not 0 <= wait_seconds <= MAX_WAIT_S:
             raise ToolFailure(f"wait_seconds must be between 0 and {MAX_WAIT_S:.0f} (got {wait_seconds})")
-        folder = Path(root).expanduser()
-        if not folder.is_absolute():
-            folder = self.cwd / folder
-        folder = folder.resolve()
-        if not folder.is_dir():
+        folder = self._path(root, "root")
+        # Judged before anything is written: an agent that could index any folder could then read any file.
+        if not await self._chosen(folder):
+            raise ToolFailure(
+                f"{root} is not a folder the user chose for Quarry; reindex takes {self._reindexable()}. "
+                "Only the user can add another (`quarry index FOLDER` or the window)"
+            )
+        if not os.path.isdir(folder):
             raise ToolFailure(f"{root} is not a folder; give the repository folder to index")
         key = str(folder)
         run = self._runs.get(key)
@@ -281,18 +291,43 @@ class AgentTools:
     async def _scope(self, root: str | None) -> tuple[Scope, str]:
         """The indexed scope `root` (or the working folder) lies in, and the folder inside it ("" for its
         root)."""
-        folder = Path(root).expanduser() if root else self.cwd
-        if not folder.is_absolute():
-            folder = self.cwd / folder
-        folder = folder.resolve()
-        if root and not folder.exists():
+        folder = self._path(root, "root") if root else self.cwd
+        if root and not os.path.exists(folder):
             raise ToolFailure(f"root {root} does not exist")
         scope = await self._await(self.worker.scope_containing(folder))
         if scope is None:
             where = f"root {root}" if root else f"the working folder {self.cwd}"
-            raise ToolFailure(f"{where} is in no indexed folder; call reindex(root=...) with the repository folder")
+            if self.chosen is not None and folder.is_relative_to(self.chosen):
+                raise ToolFailure(f"{where} is in no indexed folder; call reindex(root={str(self.chosen)!r}) first")
+            raise ToolFailure(
+                f"{where} is in no indexed folder, and only folders the user chose can be indexed; "
+                f"reindex takes {self._reindexable()}"
+            )
         inside = folder.relative_to(scope.root).as_posix()
         return scope, "" if inside == "." else inside
+
+    def _path(self, given: str, what: str, base: Path | None = None) -> Path:
+        """The absolute path `given` names (`~` expanded; a relative one from `base`, else the working folder)
+        with symlinks and `..` resolved: a path is judged by where it leads, not by how it is spelt."""
+        _limit(what, given, MAX_PATH_CHARS)
+        if "\0" in given:
+            raise ToolFailure(f"{what} holds a NUL character, which no path can")
+        try:
+            return ((base or self.cwd) / Path(given).expanduser()).resolve()
+        except RuntimeError as exc:  # ~name of an unknown user, or a symlink loop (before Python 3.13)
+            raise ToolFailure(f"{what} {given} cannot be followed: {exc}") from exc
+        except OSError as exc:
+            raise ToolFailure(f"{what} {given} cannot be followed: {exc.strerror or exc}") from exc
+
+    async def _chosen(self, folder: Path) -> bool:
+        """Whether the user chose `folder` for agents: it lies in the server's folder or in an indexed one."""
+        if self.chosen is not None and folder.is_relative_to(self.chosen):
+            return True
+        return await self._await(self.worker.scope_containing(folder)) is not None
+
+    def _reindexable(self) -> str:
+        inside = "a folder inside an indexed one"
+        return f"the server's folder {self.chosen}, a folder inside it or {inside}" if self.chosen else inside
 
     def _read(self, job: Any) -> Awaitable[Any]:
         return self._await(self.worker.run(Read("agent status", job, urgent=True)))
@@ -302,6 +337,11 @@ class AgentTools:
             return await asyncio.wrap_future(future)
         except (SearchError, StoreError, IndexingError, LookupError, OSError) as exc:
             raise ToolFailure(explain(exc)) from exc
+
+
+def _limit(what: str, value: str | None, limit: int) -> None:
+    if value is not None and len(value) > limit:
+        raise ToolFailure(f"{what} is {len(value)} characters long; keep it to {limit} at most")
 
 
 def _result(r: SearchResult) -> dict[str, Any]:
