@@ -47,7 +47,7 @@ from .search.request import (
 )
 from .store.errors import StoreError, StoreUnusable
 from .store.location import DEFAULT_EF_SEARCH, StoreLocation, check_store, default_location, move_aside
-from .store.postgres.connection import display_url
+from .store.postgres.connection import check_url, display_url, has_password
 from .store.sqlite.connection import busy_timeout_ms
 from .worker.operations import ChangeNotice
 from .worker.worker import FOLDER_BACK, FOLDER_GONE, UPDATE, EngineConfig, IndexHandle, Worker
@@ -795,6 +795,12 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         print(f"quarry: {WHERE[args.print_config]}", file=sys.stderr)
         if args.print_config == "claude":
             print(f"quarry:   {claude_add_line(command)}", file=sys.stderr)
+        if args.db and has_password(args.db):
+            print(
+                "quarry: the password is left out of the URL above, as a config file is no place for it; put it "
+                "in ~/.pgpass (or set PGPASSWORD for the server)",
+                file=sys.stderr,
+            )
         return 0
     folder = (args.root or Path.cwd()).expanduser()
     if not folder.is_dir():
@@ -822,7 +828,11 @@ def _store_arguments(args: argparse.Namespace) -> list[str]:
     out = []
     if args.db:
         location = StoreLocation.of(args.db)
-        out += ["--db", display_url(args.db) if location.is_team else str(location.file.expanduser().resolve())]
+        if location.url is not None:
+            check_url(location.url)  # a config that cannot work is not printed
+            out += ["--db", display_url(location.url)]
+        else:
+            out += ["--db", str(location.file.expanduser().resolve())]
     if args.model_dir is not None:
         out += ["--model-dir", str(args.model_dir.expanduser().resolve())]
     elif args.model is not None:

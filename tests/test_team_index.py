@@ -322,12 +322,12 @@ def test_a_wrong_password_is_one_clear_line_that_never_shows_it(team_server, tmp
     assert "refused the login" in proc.stderr and "Sekrit-Wrong-99" not in proc.stderr + proc.stdout
     assert len(proc.stderr.strip().splitlines()) == 1
     # The right password from PGPASSWORD (libpq reads it): the URL carries none. The database lacks pgvector,
-    # which only its owner may add: said so in one line.
+    # which only a superuser may add: said so in one line.
     tree = write_tree(tmp_path / "t", 3, "tiny")
     plain = f"postgresql://ana@/{database}?host={team_server.folder}"
     password = {"PGPASSWORD": "right-horse-battery"}
     missing = quarry("index", tree, "--db", plain, env=password)
-    assert missing.returncode == 1 and "ask its owner to run CREATE EXTENSION vector" in missing.stderr
+    assert missing.returncode == 1 and f"run CREATE EXTENSION vector in the database {database}" in missing.stderr
     team_server.sql("CREATE EXTENSION vector; GRANT ALL ON SCHEMA public TO ana;", database)
     right = quarry("index", tree, "--db", plain, env=password)
     assert right.returncode == 0, right.stderr
