@@ -23,7 +23,11 @@ from pathlib import Path
 import apsw
 import pytest
 
+from desktop_app.search.request import SearchRequest
+from desktop_app.store.sqlite import soundness
 from desktop_app.store.sqlite.connection import move_aside
+from desktop_app.store.sqlite.store import OPEN_CHECK_MAX_BYTES
+from desktop_app.worker.worker import EngineConfig, Worker
 
 from .reliability import (
     QUARRY,
@@ -285,3 +289,51 @@ def test_side_files_a_read_only_search_left_do_not_block_writes_once_the_index_i
     assert indexed.returncode == 0, indexed.stderr
     for side in (Path(f"{db}-wal"), Path(f"{db}-shm")):
         assert not side.exists() or side.stat().st_mode & 0o200, side
+
+
+def _grow_past_the_open_check(db: Path) -> None:
+    """Make the index bigger than OPEN_CHECK_MAX_BYTES with real rows of its own (a long search history)."""
+    conn = apsw.Connection(str(db))
+    with conn:
+        conn.executemany(
+            "INSERT INTO history (at, query, scope_root, mode, result_count, top_score, duration_ms) "
+            "VALUES (?, ?, '', 'hybrid', 0, 0, 0)",
+            ((float(i), f"query {i} " + "x" * 4000) for i in range((OPEN_CHECK_MAX_BYTES >> 12) + 1000)),
+        )
+    conn.close()
+    assert db.stat().st_size > OPEN_CHECK_MAX_BYTES
+
+
+def test_damage_in_an_index_too_big_for_the_open_check_is_still_found_before_anything_writes(index_copy, mixed_root):
+    """Over 32 MB an open did not check the pages: `scopes` listed a damaged index without a word, and
+    `search` answered and wrote its history into the damaged file. Now a big index is checked whenever it
+    is not exactly as it was last found sound, so a damage made after a good verdict is found too."""
+    _grow_past_the_open_check(index_copy)
+    healthy = quarry("search", "retry", "--root", mixed_root, "--db", index_copy)
+    assert healthy.returncode == 0, healthy.stderr
+    assert soundness.known_sound(index_copy)  # this search's own write is remembered as sound
+
+    damage_middle(index_copy)
+    before = (_digest(index_copy), index_copy.stat().st_mtime_ns)
+    for args in (("scopes",), ("search", "retry", "--root", mixed_root), ("history",)):
+        one_line_error(quarry(*args, "--db", index_copy), 1, "is damaged (", "--rebuild")
+    assert (_digest(index_copy), index_copy.stat().st_mtime_ns) == before and not _broken_copies(index_copy)
+
+
+def test_a_long_lived_process_does_not_call_the_index_damaged_after_another_process_wrote_it(
+    index_copy, mixed_root, tmp_path
+):
+    """A window or `quarry mcp` kept one connection open; after a CLI index in another process wrote the
+    keyword index, its check before the next write said "damaged (fts5: corruption found reading blob …)"
+    of a healthy file: FTS5's part of quick_check read the connection's stale copy of the table's structure."""
+    other = write_tree(tmp_path / "other", FILES, "zebra")
+    worker = Worker(EngineConfig(index_copy)).start()
+    try:
+        assert worker.search(SearchRequest("retry with backoff", roots=(str(mixed_root),))).result().results
+        indexed = quarry("index", other, "--db", index_copy, "--until", "keyword", "--quiet")
+        assert indexed.returncode == 0, indexed.stderr
+        assert worker.index(mixed_root).result().files_indexed > 0
+        found = worker.search(SearchRequest("zebra record 299", roots=(str(other),), mode="text")).result()
+        assert [r.path for r in found.results] == ["pkg11/zebra_299.py"]
+    finally:
+        worker.close()

@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import platformdirs
 from tokenizers import Tokenizer
 
 from desktop_app.assets import resource_path
+from desktop_app.cache_folder import user_cache_folder
 from desktop_app.identifiers import expand_identifiers
 
 from .distill import STATIC_DIMS, distill
@@ -42,9 +42,7 @@ _log = logging.getLogger(__name__)
 def cache_dir() -> Path:
     """Where the distilled table is kept (QUARRY_CACHE_DIR overrides the user cache folder); named after the
     default model's hash, so another model file gets its own table."""
-    override = os.environ.get("QUARRY_CACHE_DIR")
-    base = Path(override).expanduser() if override else platformdirs.user_cache_path("quarry", appauthor=False)
-    return base / f"{STATIC_MODEL_ID}-{DEFAULT_MODEL_SHA256[:12]}"
+    return user_cache_folder() / f"{STATIC_MODEL_ID}-{DEFAULT_MODEL_SHA256[:12]}"
 
 
 def _cached_table() -> tuple[np.ndarray, np.ndarray]:

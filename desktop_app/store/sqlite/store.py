@@ -15,7 +15,7 @@ from typing import cast
 import apsw
 import numpy as np
 
-from ..errors import Remedy, StoreError, StoreUnusable
+from ..errors import Remedy, StoreError
 from ..protocols import FileKey, VectorRow, VectorSearch
 from ..rows import (
     NO_FILTER,
@@ -36,7 +36,7 @@ from ..rows import (
     outline_sources,
 )
 from ..schema_names import HIT_COLUMNS, NAME_SUFFIX, STORED_COLUMNS, chunking_meta_key, new_ulid, vector_table_name
-from . import fts_query, path_globs
+from . import fts_query, path_globs, soundness
 from .connection import open_connection, query_value, store_error, translate_errors, use_wal, write_transaction
 from .filters import filter_sql
 from .migrations import check_version, migrate
@@ -64,9 +64,10 @@ IN_BATCH = 500  # values per `IN (...)` list, well under SQLite's limit on bound
 # 92 ms / 346 ms for an 83 MB index (28,000 chunks), 0.85 s / 2.0 s for a 684 MB one (230,000 chunks), where a
 # whole `quarry scopes` takes 0.4 s. quick_check(N) stops after N errors, so on a sound file it reads as much,
 # and SQLite itself already refuses a file shorter than its header's page count. So an open checks every page
-# of an index up to this size (about 40 ms, or 130 ms from the disk), and every write checks every page of any
-# index first (check_intact): 0.25 s for a 200 MB index (0.8 s from the disk), too little to be worth keeping
-# a verdict between writes.
+# of an index up to this size (about 40 ms, or 130 ms from the disk); a bigger index is checked when it is not
+# exactly as it was last found sound (soundness.known_sound), so every command, a search's history write
+# included, learns of damage before it writes, and a big index is read whole once per change, not by every
+# command. Every index run, re-embed or removal checks every page again first (check_intact).
 OPEN_CHECK_MAX_BYTES = 32 << 20
 
 
@@ -96,8 +97,9 @@ class SqliteStore:
             with translate_errors(self.path):
                 check_version(conn, self.path)  # before anything is written: the file may be another program's
                 page_bytes = query_value(conn, int, "PRAGMA page_size")
-                if query_value(conn, int, "PRAGMA page_count") * page_bytes <= OPEN_CHECK_MAX_BYTES:
-                    _check_pages(conn, self.path)
+                small = query_value(conn, int, "PRAGMA page_count") * page_bytes <= OPEN_CHECK_MAX_BYTES
+                if small or not soundness.known_sound(self.path):
+                    soundness.check_pages(self.path)
                 use_wal(conn)
                 migrate(conn, self.path)
         except BaseException:
@@ -116,12 +118,15 @@ class SqliteStore:
 
     def check_intact(self) -> None:
         """Raise StoreUnusable when any page of the index is damaged; reads all of it (see OPEN_CHECK_MAX_BYTES)."""
-        _check_pages(self._conn, self.path)
+        soundness.check_pages(self.path)
 
     def close(self) -> None:
+        wrote = self._conn.total_changes() > 0
         # Closing checkpoints the WAL; if that fails (full disk, damaged file) the WAL keeps the data.
         with contextlib.suppress(apsw.Error):
             self._conn.close()
+        if wrote:
+            soundness.remember_sound(self.path)
 
     def _rows(self, sql: str, args: Sequence = ()) -> list[tuple]:
         with translate_errors(self.path):
@@ -129,26 +134,27 @@ class SqliteStore:
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
-        """One write transaction; SQLite's errors come out as StoreErrors that say what to do."""
+        """One write transaction; SQLite's errors come out as StoreErrors that say what to do. The file was
+        found sound when opened, so what it is after this process's write is sound too."""
         with translate_errors(self.path), write_transaction(self._conn):
             yield
+        soundness.remember_sound(self.path)
 
     # --- models ---------------------------------------------------------------------------------
 
     def register_model(self, model_id: str, dims: int, source: str) -> None:
         """Create `model_id`'s vec0 tables (chunk vectors, and symbol-name vectors in `<table>_name` with the
         same rowids) on first use; the first model registered becomes the active one."""
-        rows = self._rows("SELECT dims FROM model WHERE id = ?", (model_id,))
-        if rows and rows[0][0] == dims:
+        if self._recorded_dims(model_id, dims) == dims:
             return
-        if rows and (self.vector_count(model_id) or self.vector_count(model_id, names=True)):
-            raise StoreError(
-                f"model {model_id} is recorded with {rows[0][0]} dimensions but produces {dims}; "
-                "give a changed model a new id in its quarry-model.json"
-            )
         table = vector_table_name(model_id)
         with self._write():
-            if rows:
+            # Again inside the transaction: another process's first index of a new store may have created the
+            # tables since (two concurrent first indexes failed with "table vec_… already exists").
+            recorded = self._recorded_dims(model_id, dims)
+            if recorded == dims:
+                return
+            if recorded is not None:
                 # Recorded with another size and never given a vector (earlier builds recorded a model before
                 # running it): nothing is lost by recording it again.
                 self._conn.execute(f"DROP TABLE {table}")
@@ -165,6 +171,19 @@ class SqliteStore:
             self._conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('active_model', ?) ON CONFLICT DO NOTHING", (model_id,)
             )
+
+    def _recorded_dims(self, model_id: str, dims: int) -> int | None:
+        """The dimensions `model_id` is recorded with (None if it is not); a model recorded with other
+        dimensions that has vectors cannot take `dims`."""
+        rows = self._rows("SELECT dims FROM model WHERE id = ?", (model_id,))
+        if not rows:
+            return None
+        if rows[0][0] != dims and (self.vector_count(model_id) or self.vector_count(model_id, names=True)):
+            raise StoreError(
+                f"model {model_id} is recorded with {rows[0][0]} dimensions but produces {dims}; "
+                "give a changed model a new id in its quarry-model.json"
+            )
+        return int(rows[0][0])
 
     def active_model(self) -> str | None:
         """The model whose vectors searches use (the other models' vectors are never mixed in)."""
@@ -846,15 +865,6 @@ class SqliteStore:
             )
             out[term] = hits * span // sampled
         return out
-
-
-def _check_pages(conn: apsw.Connection, path: Path) -> None:
-    """Raise StoreUnusable when PRAGMA quick_check finds any page of the database damaged."""
-    with translate_errors(path):
-        verdict = query_value(conn, str, "PRAGMA quick_check(1)")
-    if verdict != "ok":
-        # The first problem, on one line: SQLite prefixes it with a "*** in database main ***" line.
-        raise StoreUnusable(path, f"is damaged ({verdict.splitlines()[-1].strip()})")
 
 
 def check_sqlite_store(path: Path | str) -> None:

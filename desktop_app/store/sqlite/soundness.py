@@ -1,0 +1,105 @@
+"""Whether an index file is undamaged: PRAGMA quick_check on a connection of its own, and a memory of the
+files found sound, so that a big index is read whole once after each change rather than by every command.
+
+Why a connection of its own: FTS5 keeps the structure of its tables per connection, and its part of
+quick_check reads that copy without looking for newer commits. On a long-lived connection that had read the
+keyword index, every check after another process's commit said "fts5: corruption found reading blob …"
+(813 of 1,195 checks while another process indexed; 0 of 683 on a new connection each time), so a window or
+`quarry mcp` open beside a CLI index called a healthy index damaged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from desktop_app.cache_folder import user_cache_folder
+
+from ..errors import StoreUnusable
+from .connection import open_connection, query_value, translate_errors
+
+VERDICTS_FOLDER = "index-verdicts"
+
+
+def check_pages(path: Path) -> None:
+    """Raise StoreUnusable when PRAGMA quick_check, on a new read-only connection, finds any page of the
+    database at `path` damaged; remember the file as sound otherwise."""
+    signature = file_signature(path)
+    conn = open_connection(path, readonly=True)
+    try:
+        with translate_errors(path):
+            verdict = query_value(conn, str, "PRAGMA quick_check(1)")
+    finally:
+        conn.close()
+    if verdict != "ok":
+        forget(path)
+        # The first problem, on one line: SQLite prefixes it with a "*** in database main ***" line.
+        raise StoreUnusable(path, f"is damaged ({verdict.splitlines()[-1].strip()})")
+    # The signature from before the check: a change made while it read is not taken for checked.
+    if signature is not None and signature == file_signature(path):
+        _write_verdict(path, signature)
+
+
+def file_signature(path: Path) -> str | None:
+    """Identity, size and change times of the index file and its write-ahead log: any write, by SQLite or
+    by anything else, changes it. None when the file cannot be looked at."""
+    parts = []
+    for name in (str(path), f"{path}-wal"):
+        try:
+            st = os.stat(name)
+        except FileNotFoundError:
+            parts.append("-")
+            continue
+        except OSError:
+            return None
+        parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
+    return " ".join(parts)
+
+
+def known_sound(path: Path) -> bool:
+    """Whether the file is exactly as it was when last found sound (checked, or written by a Quarry process
+    that had checked it before writing)."""
+    signature = file_signature(path)
+    if signature is None:
+        return False
+    try:
+        return _verdict_file(path).read_text(encoding="utf-8") == signature
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def remember_sound(path: Path) -> None:
+    """Record the file as it is now as sound: called after this process's own writes to a file it checked
+    before writing. A Quarry process writing beside it checked the file before writing too."""
+    signature = file_signature(path)
+    if signature is not None:
+        _write_verdict(path, signature)
+
+
+def forget(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        _verdict_file(path).unlink()
+
+
+def _verdict_file(path: Path) -> Path:
+    key = hashlib.sha256(os.fsencode(path.resolve())).hexdigest()[:32]
+    return user_cache_folder() / VERDICTS_FOLDER / key
+
+
+def _write_verdict(path: Path, signature: str) -> None:
+    """Best effort: a verdict that cannot be kept (a read-only home) only costs checking again next time."""
+    target = _verdict_file(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=target.parent, delete=False, encoding="utf-8") as handle:
+            written = Path(handle.name)
+            handle.write(signature)
+    except OSError:
+        return
+    try:
+        written.replace(target)  # whole or absent, also with two processes writing
+    except OSError:
+        written.unlink(missing_ok=True)
