@@ -23,6 +23,8 @@ from desktop_app.store.sqlite.store import SqliteStore
 
 from .reliability import check_invariants, file_rows, quarry_as_nobody
 
+_SJIS = '# 日本語のコメント\ndef shift_jis_func():\n    return "こんにちは"\n'
+_GBK = '# 中文注释\ndef gbk_func():\n    return "你好世界"\n'
 # name -> (content, a symbol defined in it that a search must find)
 INDEXABLE: dict[str, tuple[bytes, str]] = {
     "with space.py": (b"def spaced_out_function():\n    return 'spaces'\n", "spaced_out_function"),
@@ -36,8 +38,18 @@ INDEXABLE: dict[str, tuple[bytes, str]] = {
     "utf16.py": (codecs.BOM_UTF16_LE + "def utf_sixteen():\n    return 16\n".encode("utf-16-le"), "utf_sixteen"),
     "broken.py": (b"def broken_utf8_bytes():\n    return '\xff\xfe\xc3'\n", "broken_utf8_bytes"),
     "grows.py": (b"def growing_file():\n    return 4\n", "growing_file"),
+    # Read as Windows-1252, these were indexed as mojibake that no search for their words found.
+    "sjis.py": (_SJIS.encode("shift_jis"), "shift_jis_func"),
+    "gbk.py": (_GBK.encode("gbk"), "gbk_func"),
+    "mixed.py": (
+        "# \u00fcber \u2014 ".encode() + "caf\xe9\n".encode("latin-1") + b"def mixed_bytes():\n    pass\n",
+        "mixed_bytes",
+    ),
 }
 DECODED = {
+    "sjis.py": _SJIS.rstrip("\n"),
+    "gbk.py": _GBK.rstrip("\n"),
+    "mixed.py": "# \u00fcber \u2014 caf\xe9\ndef mixed_bytes():\n    pass",
     "crlf.py": "def windows_line_endings():\n    return 42",
     "latin.py": "# caf\xe9 cr\xe8me\ndef latin_dessert():\n    return 3",
     "utf16.py": "def utf_sixteen():\n    return 16",
@@ -50,6 +62,7 @@ EXPECTED_SKIPS = {  # files; a looping folder link is counted in folders_skipped
     "vanished": 1,
     "minified": 1,
     "undecodable_name": 1,
+    "undecodable": 1,
 }
 
 
@@ -58,6 +71,7 @@ def _build(root: Path) -> None:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_bytes(content)
     (root / "empty.py").write_bytes(b"")
+    (root / "undecodable.py").write_bytes(b"def odd():\n    return '\x81 \x8d \x90 \x9d'\n")  # no codec reads it
     (root / "bundle.min.js").write_text("var a=" + ",".join(f"x{i}" for i in range(3000)) + ";\n")
     (root / "vanishes.py").write_text("def going_away():\n    pass\n")
     (root / os.fsdecode(b"bad\xffname.py")).write_text("def badly_named():\n    pass\n")
@@ -122,6 +136,9 @@ def test_odd_files_are_indexed_or_skipped_with_a_reason(tmp_path, embedder):
         for name, (_, symbol) in INDEXABLE.items():
             top = searcher.search(SearchRequest(symbol, roots=(str(root),), record_history=False)).results[0]
             assert (top.path, top.symbol_name) == (name, symbol)
+        for words, name in (("日本語", "sjis.py"), ("你好", "gbk.py"), ("— café", "mixed.py")):
+            found = searcher.search(SearchRequest(words, roots=(str(root),), mode="text", record_history=False))
+            assert [r.path for r in found.results] == [name], words
 
         again = Indexer(store, embedder).index(root)  # the grown file is read again, the rest is unchanged
         assert (again.files_changed, again.files_deleted) == (1, 1)

@@ -19,6 +19,8 @@ from typing import Any, TypeVar
 
 from ..indexing.indexer import IndexingError, IndexStats
 from ..indexing.progress import Progress
+from ..indexing.source_reader import SkipFile, read_source
+from ..search.context import READ_ANY
 from ..search.request import MODES, SearchError, SearchFilters, SearchRequest, TextOptions
 from ..search.results import SearchResult
 from ..store.errors import StoreError
@@ -174,7 +176,10 @@ class AgentTools:
                 f"call reindex(root={scope.root!r}) if it is new"
             )
         text, stat = await asyncio.to_thread(_read_text, resolved)
-        lines = text.splitlines()
+        # Lines as the index counts them (search results' line numbers): split on "\n" only.
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
         wanted = min(end_line, len(lines))  # asking past the end leaves nothing out
         last = min(wanted, start_line + MAX_SPAN_LINES - 1)
         if start_line > len(lines):
@@ -410,9 +415,11 @@ def _iso(ts: float | None) -> str | None:
 
 
 def _read_text(path: Path) -> tuple[str, os.stat_result]:
-    """The file's text and its stat, read together off the event loop."""
+    """The file's text, decoded as the index decoded it, and its stat, read together off the event loop."""
     try:
-        return path.read_bytes().decode("utf-8", errors="replace"), path.stat()
+        return read_source(path, READ_ANY).text, path.stat()
+    except SkipFile as exc:
+        raise ToolFailure(f"cannot read {path}: {exc}") from exc
     except OSError as exc:
         raise ToolFailure(f"cannot read {path}: {exc.strerror or exc}") from exc
 

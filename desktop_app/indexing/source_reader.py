@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+import charset_normalizer
+
 if TYPE_CHECKING:
     # Only for annotations: file_selection imports this module, so a runtime import would be circular.
     from desktop_app.indexing.file_selection import SelectionOptions
@@ -22,6 +24,7 @@ UNSUPPORTED_TYPE = "unsupported_type"
 TOO_LARGE = "too_large"
 BINARY = "binary"
 MINIFIED = "minified"
+UNDECODABLE = "undecodable"
 UNREADABLE = "unreadable"
 VANISHED = "vanished"
 SYMLINK_OUTSIDE_ROOT = "symlink_outside_root"
@@ -56,6 +59,28 @@ _MAX_CONTROL_RATIO = 0.10
 _TEXT_CONTROLS = b"\t\n\r\f\v\b\x1b"
 _CONTROL_BYTES = bytes(b for b in [*range(0x20), 0x7F] if b not in _TEXT_CONTROLS)
 _NON_CONTROL_BYTES = bytes(b for b in range(256) if b not in _CONTROL_BYTES)
+# Codecs (as codecs.lookup names them) that charset-normalizer's choice is trusted for: Japanese, Chinese and
+# Korean source, which decoded as Windows-1252 became mojibake that no search for its words could find.
+_MULTI_BYTE_ENCODINGS = frozenset(
+    codecs.lookup(name).name
+    for name in (
+        "shift_jis",
+        "cp932",
+        "euc_jp",
+        "iso2022_jp",
+        "gb2312",
+        "gbk",
+        "gb18030",
+        "hz",
+        "big5",
+        "big5hkscs",
+        "cp950",
+        "euc_kr",
+        "cp949",
+        "johab",
+        "iso2022_kr",
+    )
+)
 # UTF-32 first: its little-endian BOM begins with the UTF-16 one.
 _WIDE_BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -72,7 +97,7 @@ class SourceText:
     text: str  # decoded; "\r\n" and lone "\r" normalised to "\n"
     sha256: str  # hex of the raw bytes on disk
     size: int
-    lenient: bool  # True when the bytes were not valid UTF-8 and were decoded leniently
+    encoding: str  # what the bytes were decoded from (a Python codec name)
 
 
 class SkipFile(Exception):
@@ -113,11 +138,11 @@ def looks_minified(text: str, max_line_length: int) -> bool:
 def read_source(path: Path, options: SelectionOptions) -> SourceText:
     """Read and decode the file at `path`; raises SkipFile when it should not be indexed."""
     data = _read_bytes(path, options.max_file_size)
-    text, lenient = _decode(data)
+    text, encoding = _decode(data)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if looks_minified(text, options.max_line_length):
         raise SkipFile(MINIFIED)
-    return SourceText(text=text, sha256=hashlib.sha256(data).hexdigest(), size=len(data), lenient=lenient)
+    return SourceText(text=text, sha256=hashlib.sha256(data).hexdigest(), size=len(data), encoding=encoding)
 
 
 def _read_bytes(path: Path, max_size: int) -> bytes:
@@ -153,29 +178,66 @@ def _read_at_most(f: BinaryIO, limit: int) -> bytes:
     return bytes(data)
 
 
-def _decode(data: bytes) -> tuple[str, bool]:
-    """The text and whether it had to be decoded leniently; raises SkipFile for binary data."""
+def _decode(data: bytes) -> tuple[str, str]:
+    """The text and the encoding it was read from; raises SkipFile for binary data and for text no encoding
+    reads without loss (it would be indexed garbled, and searches for its words would find nothing)."""
     for bom, encoding in _WIDE_BOMS:
         if data.startswith(bom):
             return _decode_wide(data, encoding)
     if _looks_binary(data[:_SNIFF_BYTES]):
         raise SkipFile(BINARY)
     try:
-        return data.decode("utf-8-sig"), False
+        return data.decode("utf-8-sig"), "utf-8"
     except UnicodeDecodeError:
-        # Most non-UTF-8 source is Windows-1252 or Latin-1; keep the file rather than drop it.
-        return data.decode("cp1252", errors="replace"), True
-
-
-def _decode_wide(data: bytes, encoding: str) -> tuple[str, bool]:
+        pass
+    mixed = data.decode("utf-8-sig", errors=_STRAY_BYTES)
+    stray = mixed.count(_STRAY_MARK)
+    # Each stray byte gave two characters past ASCII: its mark and what Windows-1252 reads it as.
+    if sum(1 for ch in mixed if ord(ch) > 0x7F) - 2 * stray >= stray:
+        # UTF-8 with a few bytes of another encoding (a Latin-1 character pasted in): as many characters read
+        # as UTF-8 as bytes that are not. Those bytes are read as Windows-1252; the rest stays as written.
+        return mixed.replace(_STRAY_MARK, ""), "utf-8"
+    # Only files that are not UTF-8 get here, so the detector costs nothing on the usual file.
+    encoding = _legacy_encoding(data)
     try:
-        text, lenient = data.decode(encoding), False
-    except UnicodeDecodeError:
-        text, lenient = data.decode(encoding, errors="replace"), True
+        return data.decode(encoding), encoding
+    except UnicodeDecodeError as exc:
+        raise SkipFile(UNDECODABLE, f"not UTF-8, and not {encoding} either ({exc.reason} at byte {exc.start})") from exc
+
+
+def _legacy_encoding(data: bytes) -> str:
+    """The encoding of source that is not UTF-8: a multi-byte East Asian one where charset-normalizer finds
+    one, else Windows-1252. Its verdict on single-byte text is not taken: for Western text it chose cp1250
+    ("naïve" read as "naďve") and for UTF-8 with one stray Latin-1 byte cp775, where Windows-1252 (a superset
+    of Latin-1's printable characters) reads most such source as its authors wrote it."""
+    best = charset_normalizer.from_bytes(data).best()
+    if best is not None and codecs.lookup(best.encoding).name in _MULTI_BYTE_ENCODINGS:
+        return best.encoding
+    return "cp1252"
+
+
+def _stray_byte_as_cp1252(exc: UnicodeError) -> tuple[str, int]:
+    """Codec error handler: a byte that is not UTF-8, as Windows-1252 reads it, marked to be counted."""
+    assert isinstance(exc, UnicodeDecodeError)
+    byte = exc.object[exc.start : exc.start + 1]
+    return _STRAY_MARK + byte.decode("cp1252", errors="replace"), exc.start + 1
+
+
+# A noncharacter, which no real text holds, marks each stray byte until they are counted.
+_STRAY_MARK = "\ufdd0"
+_STRAY_BYTES = "quarry-stray-bytes-as-cp1252"
+codecs.register_error(_STRAY_BYTES, _stray_byte_as_cp1252)
+
+
+def _decode_wide(data: bytes, encoding: str) -> tuple[str, str]:
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise SkipFile(UNDECODABLE, f"broken {encoding} ({exc.reason} at byte {exc.start})") from exc
     # A BOM-like prefix on binary data still decodes; NULs in the text give it away.
     if "\0" in text[:_SNIFF_BYTES]:
         raise SkipFile(BINARY)
-    return text, lenient
+    return text, encoding
 
 
 def _looks_binary(sample: bytes) -> bool:

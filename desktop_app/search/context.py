@@ -8,7 +8,7 @@ from ..indexing.file_selection import SelectionOptions
 from ..indexing.source_reader import SkipFile, read_source
 
 # Context is shown for files that were indexed, so the size and line limits have already passed.
-_READ_ANY = SelectionOptions(max_file_size=1 << 40, max_line_length=1 << 40)
+READ_ANY = SelectionOptions(max_file_size=1 << 40, max_line_length=1 << 40)
 
 
 class FileLines:
@@ -21,7 +21,7 @@ class FileLines:
         """The file's lines, decoded as at indexing, or None when it is gone or has changed."""
         if path not in self._cache:
             try:
-                source = read_source(path, _READ_ANY)
+                source = read_source(path, READ_ANY)
             except SkipFile:
                 self._cache[path] = None
             else:

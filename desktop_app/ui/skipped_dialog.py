@@ -21,6 +21,7 @@ REASONS = {
     "unsupported_type": "not a text file Quarry indexes",
     "too_large": "larger than the size limit (Settings)",
     "binary": "binary content",
+    "undecodable": "text in an encoding Quarry cannot read without loss",
     "minified": "minified or generated (mostly very long lines)",
     "unreadable": "could not be read (permissions)",
     "vanished": "deleted while indexing",
