@@ -35,6 +35,10 @@ def project(tmp_path_factory, mixed_index, mixed_root) -> tuple[Path, Path]:
     shutil.copytree(mixed_root, root)
     (root / "sub").mkdir()
     (root / "sub" / "mod.py").write_text("ANSWER = 42\n")
+    (root / "web" / "secrets").mkdir()
+    (root / "web" / "secrets" / "deploy.py").write_text(f"DEPLOY_TOKEN = {TOKEN!r}\n")
+    with open(root / ".gitignore", "a") as ignore:
+        ignore.write("\nsecrets/\n")
     for name, count in (("decoder.py", 356), ("tables.py", 500)):
         (root / "src" / name).write_text("".join(f"ROW_{i} = {i}\n" for i in range(1, count + 1)))
     db = base / "index.db"
@@ -102,11 +106,18 @@ def test_an_agent_cannot_index_or_read_a_folder_the_user_never_chose(server, pro
     assert not [r for r in scope_roots(db) if Path(r).is_relative_to(home)]  # nothing was written
 
 
-def test_a_folder_inside_an_indexed_one_can_be_indexed(server, project):
+def test_a_folder_inside_an_indexed_one_is_indexed_as_part_of_it(server, project):
+    """Indexed on its own, a folder inside an indexed one was walked without the ignore files above it, so
+    reindex(root=".../secrets") made a folder the user's .gitignore passes over readable."""
     root, _ = project
-    done = server.ok("reindex", root=str(root / "web"), wait_seconds=300)
-    assert (done["root"], done["state"]) == (str(root / "web"), "finished")
-    assert server.ok("index_status", root=str(root / "web"))["root"] == str(root / "web")
+    for inside in (root / "web", root / "web" / "secrets"):
+        done = server.ok("reindex", root=str(inside), wait_seconds=300)
+        assert (done["root"], done["state"]) == (str(root), "finished")
+    assert server.ok("index_status", root=str(root / "web"))["root"] == str(root)
+    refused = server.error("read_span", path=str(root / "web" / "secrets" / "deploy.py"), start_line=1, end_line=1)
+    assert "not an indexed file" in refused and TOKEN not in refused
+    found = server.ok("search", query="DEPLOY_TOKEN", mode="text", root=str(root))
+    assert TOKEN not in str(found)
 
 
 def test_a_server_started_in_the_home_folder_has_chosen_no_folder(project, home, tmp_path):

@@ -32,9 +32,9 @@ INSTRUCTIONS = """\
 Quarry searches the indexed repository by meaning and by name, ranked, and stays up to date as files change.
 Use `search` first for "where is X done / how does Y work" questions and for identifiers; use `find_symbol`
 when you know a definition's name; read code with `read_span` (current lines from disk). `index_status`
-says how complete the index is; `reindex` catches up, or indexes the server's folder or a folder inside an
-indexed one (only the user can add others). The default folder is the indexed repository holding the
-server's working directory; pass `root` to search another indexed folder.
+says how complete the index is; `reindex` catches up, or indexes the server's folder; a folder inside an
+indexed one is brought up to date as part of it (only the user can add others). The default folder is the
+indexed repository holding the server's working directory; pass `root` to search another indexed folder.
 """
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -123,7 +123,7 @@ def build_server(tools: AgentTools) -> MCPServer:
             str,
             Field(
                 description="The folder to index or bring up to date: the server's folder, an indexed one or "
-                "a folder inside either."
+                "a folder inside either (indexed as part of the folder holding it)."
             ),
         ],
         wait_seconds: Annotated[

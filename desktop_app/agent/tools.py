@@ -233,14 +233,15 @@ class AgentTools:
     async def reindex(self, root: str, wait_seconds: float = 0) -> dict[str, Any]:
         if not 0 <= wait_seconds <= MAX_WAIT_S:
             raise ToolFailure(f"wait_seconds must be between 0 and {MAX_WAIT_S:.0f} (got {wait_seconds})")
-        folder = self._path(root, "root")
+        asked = self._path(root, "root")
         # Judged before anything is written: an agent that could index any folder could then read any file.
-        if not await self._chosen(folder):
+        folder = await self._chosen(asked)
+        if folder is None:
             raise ToolFailure(
                 f"{root} is not a folder the user chose for Quarry; reindex takes {self._reindexable()}. "
                 "Only the user can add another (`quarry index FOLDER` or the window)"
             )
-        if not os.path.isdir(folder):
+        if not os.path.isdir(asked):
             raise ToolFailure(f"{root} is not a folder; give the repository folder to index")
         key = str(folder)
         run = self._runs.get(key)
@@ -324,14 +325,20 @@ class AgentTools:
         except OSError as exc:
             raise ToolFailure(f"{what} {given} cannot be followed: {exc.strerror or exc}") from exc
 
-    async def _chosen(self, folder: Path) -> bool:
-        """Whether the user chose `folder` for agents: it lies in the server's folder or in an indexed one."""
+    async def _chosen(self, folder: Path) -> Path | None:
+        """The folder the user chose that holds `folder` (an indexed one, else the server's), or None. A folder
+        inside it is indexed as part of it: indexed on its own, it would be walked without the ignore files
+        above it, and a gitignored `secrets/` or `node_modules/` the user's index passes over would become
+        readable."""
+        scope = await self._await(self.worker.scope_containing(folder))
+        if scope is not None:
+            return Path(scope.root)
         if self.chosen is not None and folder.is_relative_to(self.chosen):
-            return True
-        return await self._await(self.worker.scope_containing(folder)) is not None
+            return self.chosen
+        return None
 
     def _reindexable(self) -> str:
-        inside = "a folder inside an indexed one"
+        inside = "an indexed folder or a folder inside one (indexed as part of it)"
         return f"the server's folder {self.chosen}, a folder inside it or {inside}" if self.chosen else inside
 
     def _read(self, job: Any) -> Awaitable[Any]:
