@@ -19,7 +19,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QThread, QUrl  # noqa: E402
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage  # noqa: E402
-from PySide6.QtWidgets import QApplication, QLabel, QMessageBox  # noqa: E402
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QMessageBox  # noqa: E402
 
 from desktop_app import shared_settings  # noqa: E402
 from desktop_app.app import engine_config  # noqa: E402
@@ -934,3 +934,18 @@ def test_the_window_uses_a_team_index_from_settings_and_explains_one_it_cannot_r
     assert win.bridge.config.location == StoreLocation.of(index_copy) and gui_settings.team_index == ""
     win.close()
     win.bridge.shutdown()
+
+
+def test_settings_refuses_a_team_url_the_engine_cannot_read_without_showing_its_password(qtbot):
+    """The dialog took any text starting with postgres: as a URL, so 'postgresql:/db' (one slash) or a password
+    with a literal % passed it and failed only when the window opened the index (issue 29, N10, N14)."""
+    dialog = SettingsDialog(Preferences(5, 512 * 1024, None, "auto"))
+    qtbot.addWidget(dialog)
+    ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    for text in ("postgresql://qt:50%off@127.0.0.1/team1", "postgresql://qt:pw@[::1/team1", "/tmp/index.db"):
+        dialog.team_index.setText(text)
+        assert not ok.isEnabled() and dialog.team_problem.text().startswith("Not a team index URL"), text
+        assert "50%off" not in dialog.team_problem.text()
+    for text in ("postgresql:///team1?host=/tmp", "postgres://qt@db.example/team1", ""):
+        dialog.team_index.setText(text)
+        assert ok.isEnabled() and not dialog.team_problem.text(), text

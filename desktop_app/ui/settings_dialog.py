@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..search.request import MAX_CONTEXT
-from ..store.postgres.connection import is_postgres_url
+from ..store.postgres.connection import BadTeamUrl, check_url
 from .app_settings import PROVIDERS
 
 _PROVIDER_LABELS = {
@@ -163,7 +163,13 @@ class SettingsDialog(QDialog):
 
     def _check_team_index(self) -> None:
         text = self.team_index.text().strip()
-        problem = "" if not text or is_postgres_url(text) else "A team index is a postgresql:// URL."
+        problem = ""
+        if text:
+            # Read as the engine will read it (nothing is contacted): a URL it would refuse is not accepted here.
+            try:
+                check_url(text)
+            except BadTeamUrl as exc:
+                problem = f"Not a team index URL Quarry can read: {exc.reason}."
         self.team_problem.setText(problem)
         self.team_problem.setVisible(bool(problem))
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not problem)

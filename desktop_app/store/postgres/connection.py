@@ -201,3 +201,4 @@ class BadTeamUrl(StoreError):
 
     def __init__(self, shown: str, reason: str):
         super().__init__(f"the team index URL {shown} is malformed ({reason})")
+        self.reason = reason
