@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -81,14 +82,15 @@ def _add_common(p: argparse.ArgumentParser, top: bool = False) -> None:
         choices=MODEL_CHOICES,
         default=None if top else argparse.SUPPRESS,
         help="switch the index to the bundled contextual model (what a new index uses) or to its fast static "
-        "distillation for slow machines (default: the model the index was made with)",
+        "distillation for slow machines (default: the model the index was made with); only index and mcp "
+        "switch, other commands take only the index's model",
     )
     p.add_argument(
         "--model-dir",
         type=_path,
         default=None if top else argparse.SUPPRESS,
         help="switch the index to the model in this folder (model.onnx, tokenizer.json and quarry-model.json); "
-        "later runs keep using it",
+        "later runs keep using it; only index and mcp switch, other commands take only the index's model",
     )
     p.add_argument(
         "--provider",
@@ -325,9 +327,11 @@ def _worker(
     index_options: IndexOptions | None = None,
     on_change: Callable[[ChangeNotice], None] | None = None,
     reembed: _Reembed | None = None,
+    switches_model: bool = False,
 ) -> Worker:
-    """The engine for one command. When the configured model differs from the index's, a re-embed is queued
-    first (`reembed` follows it); searches meanwhile use the index's model."""
+    """The engine for one command. A model named with --model or --model-dir must run. When it differs from
+    the index's, a command that `switches_model` (index, mcp) queues a re-embed first (`reembed` follows it;
+    searches meanwhile use the index's model); any other is refused: it would end before the re-embed does."""
     try:
         busy_timeout_ms()
     except StoreError as exc:  # a bad setting is bad input: exit 2, before anything is opened
@@ -352,11 +356,31 @@ def _worker(
         index_options=index_options or IndexOptions(),
     )
     worker = Worker(config, on_change).start()
+    try:
+        if args.model_dir is not None or args.model is not None:
+            worker.load_model().result()  # never a silent fallback to the index's model or to exact matching
+        if worker.needs_reembed and not switches_model:
+            raise UsageError(_switch_refused(args, worker.status().result()))
+    except BaseException:
+        worker.close()
+        raise
     if worker.needs_reembed:
         handle = worker.reembed(reembed)
         if reembed is not None:
             reembed.handle = handle
     return worker
+
+
+def _switch_refused(args: argparse.Namespace, status: dict) -> str:
+    if args.model_dir is not None:
+        option, value, verb = "--model-dir", shlex.quote(str(args.model_dir)), "holds"
+    else:
+        option, value, verb = "--model", args.model, "is"
+    return (
+        f"{option} {value} {verb} model {status['model']}, but this index's vectors are of "
+        f"{status['active_model']}; only `quarry index` switches an index's model (it re-embeds every chunk): "
+        f"run `quarry index FOLDER {option} {value}` first, or leave out {option}"
+    )
 
 
 class _Reembed:
@@ -403,7 +427,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
     progress = None if args.quiet else _ProgressPrinter()
     updates = _UpdatePrinter(args.json) if args.watch else None
     reembed = _Reembed(progress)
-    worker = _worker(args, options, updates, reembed)
+    worker = _worker(args, options, updates, reembed, switches_model=True)
     try:
         handle = worker.index(args.path, progress)
         try:
@@ -807,7 +831,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         raise UsageError(f"--root {folder} is not a folder")
     from .agent.server import serve  # the MCP SDK loads only for this command
 
-    worker = _worker(args)
+    worker = _worker(args, switches_model=True)  # it serves on while the re-embed runs
     try:
         serve(worker, folder)
     finally:

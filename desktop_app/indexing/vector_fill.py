@@ -227,6 +227,9 @@ class VectorFiller:
             (c.chunk_id, next(code) if code else None, next(name_vectors) if batch.named[i] else None)
             for i, c in enumerate(batch.chunks)
         ]
+        # Until its first batch is written this model has no vector, and another process's index run drops such a
+        # model as an abandoned switch (Store.drop_models_without_vectors): record it again if it went.
+        record_model(self.store, self.embedder)
         self.store.add_vectors(self.embedder.model_id, rows)
         result.embedded += count
         result.tokens += batch.tokens

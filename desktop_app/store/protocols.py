@@ -229,6 +229,11 @@ class VectorStore(Protocol):
         """Make `model_id` active and drop every other model's vectors but those of `keep`, atomically."""
         ...
 
+    def drop_models_without_vectors(self, keep: Sequence[str] = ()) -> list[str]:
+        """Drop each model but the active one and `keep` that has no vector (nor, in a team store, a live claim
+        on a chunk to embed): a switch to it began and stopped before its first batch. Their ids."""
+        ...
+
     def chunks_without_vectors(self, model_id: str, names: bool = False) -> list[ChunkId]:
         """Chunks lacking a `model_id` vector (with `names`: chunks defining a symbol that lack its name's
         vector), those of the most recently modified files first."""

@@ -161,16 +161,22 @@ class Engine:
             )
         return self._searcher(old)
 
+    def load_model(self) -> TextEmbedder:
+        """The configured model, loaded: raises ModelError when there is none that runs (a model folder whose
+        model.onnx is missing, or makes vectors of another size than its quarry-model.json declares)."""
+        if self.embedder is None:
+            raise ModelError(self.model_error or "no embedding model")
+        self.embedder.load()
+        return self.embedder
+
     def warm_up(self) -> tuple[str, str]:
         """Load the model and the index's vectors before the first search needs them; (model id, provider).
 
         Raises ModelError when there is no usable model (searches then fall back to exact matching).
         """
-        if self.embedder is None:
-            raise ModelError(self.model_error or "no embedding model")
-        self.embedder.load()
+        embedder = self.load_model()
         self.searcher.warm_up(between=self._idle)
-        return self.embedder.model_id, self.embedder.provider
+        return embedder.model_id, embedder.provider
 
     def reembed(self, progress: Callable[[Progress], None] | None, should_stop: Callable[[], bool]) -> bool:
         """Re-embed the store with the configured model; searches switch to it when it is complete."""
@@ -188,6 +194,11 @@ class Engine:
     ) -> IndexStats:
         if self.embedder is None:
             raise ModelError(self.model_error or "no embedding model")
+        # A model recorded but never given a vector is a switch begun and abandoned (searches of earlier builds
+        # began one and stopped at once): its tables would stay for good. This run's model is about to get its.
+        dropped = self.store.drop_models_without_vectors(keep=[self.embedder.model_id, STATIC_MODEL_ID])
+        if dropped:
+            _log.info("dropped models that never got a vector: %s", ", ".join(dropped))
         indexer = Indexer(
             self.store, self.embedder, self.config.index_options, idle=self._idle, fast=self.fast, wanted=self.wanted
         )
@@ -456,11 +467,20 @@ class Worker:
         """Load the model and the index's vectors now (see Engine.warm_up)."""
         return self.run(Read("load model", Engine.warm_up))
 
+    def load_model(self) -> Future[None]:
+        """Load the configured model now, not the index's vectors (see Engine.load_model)."""
+
+        def job(engine: Engine) -> None:
+            engine.load_model()
+
+        return self.run(Read("load model", job))
+
     def status(self) -> Future[dict]:
         def job(engine: Engine) -> dict:
             emb = engine.embedder
             return {
                 "model": emb.model_id if emb else None,
+                "active_model": engine.store.active_model(),  # differs from "model" until a switch completes
                 "model_error": engine.model_error,
                 "provider": emb.provider if emb and emb.loaded else None,
                 "reembedding": engine.needs_reembed,

@@ -245,6 +245,38 @@ class PostgresStore:
 
         self._write(work)
 
+    def drop_models_without_vectors(self, keep: Sequence[str] = ()) -> list[str]:
+        kept = [self.active_model() or "", *keep]
+        # Another indexer filling in such a model claims its chunks before embedding them (claim_chunks).
+        unused = (
+            "SELECT id, vector_table FROM model m WHERE NOT (id = ANY(%s)) AND NOT EXISTS "
+            "(SELECT 1 FROM claim c WHERE c.model = m.id AND c.expires_at >= now())"
+        )
+
+        def without_vectors(conn: psycopg.Connection) -> list[tuple[str, str]]:
+            return [
+                (model_id, table)
+                for model_id, table in conn.execute(unused, (kept,)).fetchall()
+                if not any(
+                    conn.execute(f"SELECT 1 FROM {name} LIMIT 1").fetchone() for name in (table, table + NAME_SUFFIX)
+                )
+            ]
+
+        self._reconnect_if_lost()
+        with self._errors():
+            if not without_vectors(self._conn):
+                return []  # the usual case: no write transaction for nothing
+
+        def work(conn: psycopg.Connection) -> list[str]:
+            dropped = without_vectors(conn)  # again in the transaction: another indexer may have begun since
+            for model_id, table in dropped:
+                conn.execute(f"DROP TABLE IF EXISTS {table}, {table}{NAME_SUFFIX}")
+                conn.execute("DELETE FROM model WHERE id = %s", (model_id,))
+                conn.execute("DELETE FROM claim WHERE model = %s", (model_id,))  # expired ones
+            return [model_id for model_id, _ in dropped]
+
+        return self._write(work)
+
     def _table(self, model_id: str, names: bool = False) -> tuple[str, int] | None:
         rows = self._rows("SELECT vector_table, dims FROM model WHERE id = %s", (model_id,))
         if not rows:

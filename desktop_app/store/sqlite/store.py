@@ -210,6 +210,29 @@ class SqliteStore:
                 (model_id,),
             )
 
+    def drop_models_without_vectors(self, keep: Sequence[str] = ()) -> list[str]:
+        if not self._models_without_vectors(keep):
+            return []  # the usual case: no write transaction for nothing
+        with self._write():
+            # Again inside the transaction: another process may have written such a model's first batch since.
+            dropped = self._models_without_vectors(keep)
+            for model_id, table in dropped:
+                self._conn.execute(f"DROP TABLE {table}")
+                self._conn.execute(f"DROP TABLE {table}{NAME_SUFFIX}")
+                self._conn.execute("DELETE FROM model WHERE id = ?", (model_id,))
+        return [model_id for model_id, _ in dropped]
+
+    def _models_without_vectors(self, keep: Sequence[str]) -> list[tuple[str, str]]:
+        """(id, vector table) of the models but the active one and `keep` that have no chunk or name vector (the
+        outline vectors come after every chunk's)."""
+        kept = [self.active_model() or "", *keep]
+        others = self._rows(f"SELECT id, vector_table FROM model WHERE id NOT IN ({','.join('?' * len(kept))})", kept)
+        return [
+            (model_id, table)
+            for model_id, table in others
+            if not self.vector_count(model_id) and not self.vector_count(model_id, names=True)
+        ]
+
     def chunks_without_vectors(self, model_id: str, names: bool = False) -> list[ChunkId]:
         """Ids of the chunks lacking a `model_id` vector (with `names`: the chunks defining a symbol that lack
         its name's vector), those of the most recently modified files first (what the user is working on),
