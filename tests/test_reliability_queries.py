@@ -24,7 +24,7 @@ from desktop_app.indexing.chunking import chunk_file
 from desktop_app.indexing.documents import keyword_fields
 from desktop_app.indexing.file_selection import SelectionOptions
 from desktop_app.indexing.indexer import Indexer
-from desktop_app.indexing.source_reader import BINARY, MINIFIED, SkipFile, read_source
+from desktop_app.indexing.source_reader import BINARY, MINIFIED, UNDECODABLE, SkipFile, read_source
 from desktop_app.search.pipeline import Searcher
 from desktop_app.search.query import MAX_TERMS, STOPWORDS, any_terms, parse
 from desktop_app.search.request import SearchError, SearchRequest
@@ -283,7 +283,7 @@ def test_camel_and_snake_case_spellings_split_alike(words):
 # --- part 6: random bytes through the reader, the chunker and a real index ----------------------------
 
 EXTENSIONS = (".py", ".js", ".md", ".json", ".rs", ".yaml", ".c")
-SKIP_REASONS = {BINARY, MINIFIED, "too_large", "unreadable"}
+SKIP_REASONS = {BINARY, MINIFIED, UNDECODABLE, "too_large", "unreadable"}
 
 
 def _fuzz_bytes(rnd: random.Random) -> bytes:
