@@ -4,6 +4,7 @@ import os
 import sys
 
 from desktop_app.cli import main
+from desktop_app.search.bounded_re import CHILD_ARGUMENT, serve
 
 
 def restore_library_path() -> None:
@@ -21,6 +22,8 @@ def restore_library_path() -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == [CHILD_ARGUMENT]:  # text mode's child process for Python's `re` (search/bounded_re.py)
+        sys.exit(serve())
     if sys.platform.startswith("linux"):
         restore_library_path()
     sys.exit(main())

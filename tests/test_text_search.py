@@ -10,6 +10,7 @@ from pathlib import Path
 import apsw
 import pytest
 
+from desktop_app.search.bounded_re import BoundedRe
 from desktop_app.search.request import SearchError, SearchRequest, TextOptions
 from desktop_app.search.text_pattern import TextPattern
 from desktop_app.search.text_search import _Engines, _Lines, _matches
@@ -155,32 +156,33 @@ def _hit(line: int, text: str) -> Hit:
 
 @pytest.mark.parametrize(
     "pattern",
-    [r"[A-Z][a-zA-Z]+Exception\b", r"^\s*def \w+", r"\bfoo\b|bar$", r"ret(urn|ry)\s+\d+", "x.y", r"\W+\d"],
+    [r"[A-Z][a-zA-Z]+Exception\b", r"^\s*def \w+", r"\bfoo\b|bar$", r"ret(urn|ry)\s+\d+", "x.y", r"\W+\d", "caf."],
 )
-def test_re2_on_ascii_text_finds_exactly_what_re_finds(pattern):
-    """RE2 runs a batch that is all ASCII (several times faster); `re` runs the rest. On such text both must give
-    the same lines and columns, chunk edges included."""
+@pytest.mark.parametrize("word", [False, True])
+def test_re2_finds_exactly_what_re_finds(pattern, word):
+    """RE2 runs a batch (several times faster) and `re` the lines RE2 may read otherwise (the letters beyond ASCII
+    its \\w and \\b do not know, here é): both together must give the lines and columns `re` alone gives, chunk
+    edges included."""
     hits = [
         _hit(1, "class FooException(Exception):\n    def run(self):\n        return 42"),
         _hit(10, "foo = bar\nretry  7 # IOException x.y\n\tdef  go():"),
         _hit(20, "bar\n  def f(): raise ValueException\nfoo"),
+        _hit(30, "# café foo ÉtéException\nrétry 7 x.y foo\ndef été(): return 3"),
     ]
-    text = TextPattern(pattern, regex=True)
-    engines = _Engines(text)
-    assert engines.fast_on("\n".join(h.text for h in hits)) is not None
+    text = TextPattern(pattern, regex=True, word=word)
+    engines = _Engines(text, BoundedRe(), 60)
+    assert engines.re2 is not None
     fast = _matches(engines, _Lines(text.needles(), False), hits)
     engines.re2 = None  # the same search with `re` alone
     slow = _matches(engines, _Lines(text.needles(), False), hits)
-    assert fast == slow and fast, pattern
+    assert fast == slow and fast and not engines.stopped, pattern
 
 
 def test_text_re2_cannot_match_alike_is_searched_with_re():
-    # `re`'s \s takes \x0b (and \x1c-\x1f), RE2's does not; non-ASCII text; look-arounds RE2 refuses
+    # `re`'s \s takes \x0b (and \x1c-\x1f), RE2's does not: that line goes to `re`
     spaced = TextPattern(r"a\sb", regex=True)
-    assert _Engines(spaced).fast_on("a\x0bb") is None and _Engines(spaced).fast_on("a b") is not None
-    found = _matches(_Engines(spaced), _Lines([], False), [_hit(1, "xa\x0bb")])
-    assert [places for _, places in found] == [{(1, 1): (4, "xa\x0bb")}]
-    assert _Engines(TextPattern("café")).fast_on("un café") is None
-    assert TextPattern("word", word=True).compiled_re2() is None
-    for refused in (r"(?<=a)b", r"[[:alpha:]]+", r"ab{,2}", r"(?U)a+"):  # refused, or read otherwise by RE2
-        assert TextPattern(refused, regex=True).compiled_re2() is None, refused
+    found = _matches(_Engines(spaced, BoundedRe(), 60), _Lines([], False), [_hit(1, "xa\x0bb\na b")])
+    assert [places for _, places in found] == [{(1, 1): (4, "xa\x0bb"), (2, 0): (3, "a b")}]
+    for refused in (r"(?<=a)b", r"[[:alpha:]]+", r"ab{,2}", r"(?U)a+", "(a)\\1", "ı", "[À-ž]"):  # refused, or read
+        assert TextPattern(refused, regex=True).compiled_re2() is None, refused  # otherwise (ı ignoring case)
+    assert TextPattern("ı", regex=True, case_sensitive=True).compiled_re2() is not None

@@ -130,7 +130,12 @@ class Searcher:
             pattern = TextPattern(req.query, **vars(req.text))
             found = self.text.search(scopes, req.filters.hit_filter(), pattern, req.k)
             response.results, response.files_matched, response.matches_total = found.results, found.files, found.matches
-            response.text_complete = found.complete
+            response.text_complete, response.text_stopped_after_s = found.complete, found.stopped_after_s
+            if found.stopped_after_s is not None:
+                response.notice = (
+                    f"the regular expression took too long (over {found.stopped_after_s:g} s) and was stopped; "
+                    "results may be incomplete"
+                )
         else:
             self._rank(req, scopes, response)
         if req.context:

@@ -77,6 +77,9 @@ class SearchResponse:
     files_matched: int | None = None
     matches_total: int | None = None
     text_complete: bool | None = None
+    # Text mode: Python's `re` ran out of its time (this many seconds) and the search stopped there, also leaving
+    # text_complete False; `notice` says so.
+    text_stopped_after_s: float | None = None
 
     def to_dict(self, with_context: bool = False) -> dict:
         totals = {}

@@ -27,6 +27,38 @@ except ImportError:  # pragma: no cover - a Python that moved it again
 # Syntax both accept with different meanings: `[[:alpha:]]` (a POSIX class to RE2), `{,3}` (a literal to RE2),
 # `(?U)` (Unicode to `re`, lazy repeats to RE2).
 _RE2_READS_OTHERWISE = re.compile(r"\[:|\{,|\(\?[a-zA-Z]*[Uu]")
+# What `re.compile` raises for a pattern it cannot take: `a{99999999999}` raises OverflowError, 1,000 nested
+# groups RecursionError.
+_INVALID = (re.error, OverflowError, RecursionError)
+# RE2 reads UTF-8 as `re` reads text, but its \w, \d and \b know ASCII letters and digits only and its \s five
+# spaces, and ignoring case it folds as Unicode does, where `re` also takes İ and ı for i (the only difference
+# over the 2,927 characters case changes). Where the pattern depends on one of these, a line holding a character
+# they judge otherwise is matched by `re` (text_search.py): letters and digits beyond ASCII (é, 中, ٣), the spaces
+# beyond \t\n\f\r and " " (\x0b, \x1c-\x1f, \xa0, U+2028...), or İ and ı.
+_WORD_BEYOND_ASCII = r"[^\W\x00-\x7f]"
+_SPACE_BEYOND_RE2 = r"[^\S\t\n\f\r ]"
+_DOTTED_I = "[\u0130\u0131]"
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+# Not a word character, as RE2 reads one: on the lines RE2 matches, no letter or digit goes beyond ASCII.
+_NOT_WORD = "[^0-9A-Za-z_]"
+
+
+@dataclass(frozen=True)
+class Re2Pattern:
+    """A pattern compiled by RE2 for UTF-8 text: it runs in linear time, and several times faster than `re`
+    ([A-Z][a-zA-Z]+Exception\\b over 1 MB: 8 ms against 45)."""
+
+    # Searched for. With `word`: the pattern (group 1) after a line start or a non-word character, and before a
+    # non-word character or a line end.
+    find: Any
+    # With `word`: the pattern (group 1) before a non-word character or a line end, matched at a given place (whose
+    # preceding character is checked apart). RE2 has no look-arounds; text_search.py explains how the two make
+    # `re`'s (?<!\w)(?:pattern)(?!\w).
+    at: Any | None
+    # RE2 may match a line holding one of these otherwise than `re`: `re` matches such lines. None: no line.
+    differs_on: re.Pattern[str] | None
+    # Whether some of them are ASCII (\x0b and \x1c-\x1f, with \s): else text all ASCII needs no look.
+    differs_in_ascii: bool
 
 
 @dataclass(frozen=True)
@@ -44,27 +76,54 @@ class TextPattern:
         flags = re.MULTILINE | (0 if self.case_sensitive else re.IGNORECASE)
         try:
             return re.compile(source, flags)
-        except re.error as exc:
+        except _INVALID as exc:
             raise SearchError(f"invalid regular expression {self.text!r}: {exc}") from None
 
-    def compiled_re2(self) -> Any | None:
-        """The same pattern for RE2, or None where RE2 would not match alike: it runs in linear time, several
-        times faster than `re` ([A-Z][a-zA-Z]+Exception\\b over 1 MB: 8 ms against 45), but its `\\w`, `\\d`,
-        `\\b` and `\\s` know ASCII only, so it is used on ASCII text only (text_search.py), where they agree
-        with `re`'s except `\\s`, which leaves out \\x0b and \\x1c-\\x1f (checked there). No look-arounds or
-        back-references (so not with `word`): RE2 refuses them, and `re` runs those."""
-        if self.word or (self.regex and _RE2_READS_OTHERWISE.search(self.text)):
+    def compiled_re2(self) -> Re2Pattern | None:
+        """The same pattern for RE2, or None where RE2 cannot match it as `re` does anywhere: it refuses
+        look-arounds and back-references, reads a few things otherwise (_RE2_READS_OTHERWISE), or would fold an
+        İ or ı in the pattern otherwise."""
+        if self.regex and _RE2_READS_OTHERWISE.search(self.text):
             return None
-        source = self.text if self.regex else re.escape(self.text)
+        if not self.case_sensitive and self._mentions_dotted_i():
+            return None
+        source = self.text if self.regex else re2.escape(self.text)
         options = re2.Options()
         options.case_sensitive = self.case_sensitive
         options.log_errors = False
         try:
-            # Compiled for bytes: on ASCII text a byte offset is a character offset, and RE2's wrapper spends
-            # more converting offsets of a str than finding the match.
-            return re2.compile(f"(?m){source}".encode(), options)
-        except re2.error:
+            if not self.word:
+                return Re2Pattern(re2.compile(f"(?m){source}".encode(), options), None, *self._differs_on())
+            return Re2Pattern(
+                re2.compile(f"(?m)(?:^|{_NOT_WORD})({source})(?:{_NOT_WORD}|$)".encode(), options),
+                re2.compile(f"(?m)({source})(?:{_NOT_WORD}|$)".encode(), options),
+                *self._differs_on(),
+            )
+        except re2.error:  # refused, or over RE2's limits (a repeat over 1000, a program over its 8 MB)
             return None
+
+    def _differs_on(self) -> tuple[re.Pattern[str] | None, bool]:
+        """Re2Pattern.differs_on and differs_in_ascii for this pattern (see _WORD_BEYOND_ASCII)."""
+        escapes = {m[1] for m in _ESCAPE.finditer(self.text)} if self.regex else set()
+        word = self.word or bool(escapes & set("wWdDbB"))
+        classes = [
+            _WORD_BEYOND_ASCII if word else "",
+            _SPACE_BEYOND_RE2 if escapes & set("sS") else "",
+            "" if self.case_sensitive or word else _DOTTED_I,  # both are letters
+        ]
+        found = "|".join(c for c in classes if c)
+        return (re.compile(found) if found else None), bool(escapes & set("sS"))
+
+    def _mentions_dotted_i(self) -> bool:
+        """Whether the pattern names İ or ı, alone or in a range."""
+        if not self.regex:
+            return any(c in "\u0130\u0131" for c in self.text)
+        if _sre_parser is None:
+            return not self.text.isascii()
+        try:
+            return _covers(list(_sre_parser.parse(self.text)), 0x130, 0x131)
+        except _INVALID:
+            return True
 
     def needles(self) -> list[list[str]]:
         """Alternatives of substrings every match contains: a match holds all the substrings of one of them
@@ -75,7 +134,7 @@ class TextPattern:
             return []
         try:
             items = list(_sre_parser.parse(self.text, 0 if self.case_sensitive else re.IGNORECASE))
-        except re.error:
+        except _INVALID:
             return []
         # A pattern that is one alternation (`TODO|FIXME`, or the same in a group) needs one of its branches.
         while len(items) == 1 and items[0][0] is _sre.SUBPATTERN:
@@ -115,3 +174,14 @@ def _required_runs(items: list) -> list[str]:
             cut()
     cut()
     return runs
+
+
+def _covers(node: Any, low: int, high: int) -> bool:
+    """Whether a parsed pattern holds a literal or a range reaching into low..high."""
+    if isinstance(node, tuple) and len(node) == 2 and (node[0] is _sre.LITERAL or node[0] is _sre.NOT_LITERAL):
+        return low <= node[1] <= high
+    if isinstance(node, tuple) and len(node) == 2 and node[0] is _sre.RANGE:  # (RANGE, (first, last))
+        return node[1][0] <= high and node[1][1] >= low
+    if isinstance(node, (list, tuple, _sre_parser.SubPattern)):
+        return any(_covers(item, low, high) for item in node)
+    return False

@@ -4,24 +4,32 @@ The store's trigram index narrows the chunks to those holding the pattern's requ
 pattern then runs over their text, and each match is placed on its file's line. Chunks of one file overlap
 (line windows share lines), so a match is kept once per file, line and column. Files come in path order,
 as `rg --sort path` lists them.
+
+Every pattern ends: RE2 (linear time) runs each one it can match as Python's `re` does, on any text; `re` runs
+the rest (look-arounds, back-references) and the lines RE2 may read otherwise (an é next to `\\b`), in a child
+process that is stopped after QUARRY_REGEX_BUDGET_MS, when the search says its results may be incomplete.
 """
 
 from __future__ import annotations
 
 import functools
+import heapq
+import os
 import re
+import time
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from ..store.protocols import Store
 from ..store.rows import Hit, HitFilter, Scope
 from ..store.until_next_write import UntilNextWrite
+from .bounded_re import BoundedRe, Piece
+from .request import SearchError
 from .results import SearchResult
-from .text_pattern import TextPattern
+from .text_pattern import Re2Pattern, TextPattern
 
 # Lines of one file listed with their matches; a file with more says how many in its count. A regex such as
 # `.` matches every line: without a cap one result could carry a whole repository.
@@ -32,6 +40,13 @@ MAX_MATCHES_PER_FILE = 1000
 # are complete. Measured on abseil-cpp (26K chunks), "return" in 7,576 chunks: 80 ms reading them all.
 READ_BATCH = 256
 
+# How long `re` may run in one search (bounded_re.py), for the patterns and lines RE2 cannot match alike; then
+# the search stops and says its results may be incomplete. The back-reference (\w+) = \1\b takes 2.5 s over
+# 50 MB of Python (3,428 files of site-packages), look-behinds 0.3-1 s: a repository needs twice that before a
+# pattern is stopped, and `(a+)+$` on one line of 60 a's would never end.
+REGEX_BUDGET_MS = 5000
+REGEX_BUDGET_ENV = "QUARRY_REGEX_BUDGET_MS"
+
 
 @dataclass
 class TextMatches:
@@ -39,6 +54,8 @@ class TextMatches:
     files: int = 0  # files with a match among those read
     matches: int = 0  # matches in them
     complete: bool = True  # every candidate was read: the counts are the totals, not lower bounds
+    # `re` ran out of its budget (this many seconds) on some lines: the search stopped there and left them out.
+    stopped_after_s: float | None = None
 
 
 class TextSearch:
@@ -50,9 +67,10 @@ class TextSearch:
         self._places: UntilNextWrite[tuple[tuple[str, ...], HitFilter], _Places] = UntilNextWrite(
             lambda: store.generation
         )
+        self._bounded = BoundedRe()
 
     def search(self, scopes: list[Scope], where: HitFilter, pattern: TextPattern, k: int) -> TextMatches:
-        engines = _Engines(pattern)
+        engines = _Engines(pattern, self._bounded, regex_budget_ms() / 1000)
         needles = pattern.needles()
         # A literal is its own needle: looking for it line by line first would only do the work twice.
         lines = _Lines(needles if pattern.regex else [], pattern.case_sensitive)
@@ -68,6 +86,9 @@ class TextSearch:
             batch = rows[start : start + READ_BATCH]
             for hit, found in _matches(engines, lines, self.store.hits_for_places(batch[:, 0].tolist())):
                 files.setdefault((roots[hit.scope_id], hit.path), _File(hit)).add(found)
+            if engines.stopped:
+                out.complete, out.stopped_after_s = False, engines.budget_s
+                break
             # Once k files are found and a batch has read past the k-th (path order), the first k are whole.
             if len(files) >= k and places.key(int(batch[-1, 1])) > sorted(files)[k - 1]:
                 out.complete = start + READ_BATCH >= len(rows)
@@ -76,6 +97,16 @@ class TextSearch:
         out.files, out.matches = len(files), sum(len(f.matches) for f in files.values())
         out.results = [files[key].result(key[0]) for key in ordered[:k]]
         return out
+
+
+def regex_budget_ms() -> int:
+    """QUARRY_REGEX_BUDGET_MS, or REGEX_BUDGET_MS."""
+    raw = os.environ.get(REGEX_BUDGET_ENV, "").strip()
+    if not raw:
+        return REGEX_BUDGET_MS
+    if not raw.isdigit():
+        raise SearchError(f"{REGEX_BUDGET_ENV} must be a whole number of milliseconds (got {raw!r}); fix or unset it")
+    return int(raw)
 
 
 class _Places:
@@ -111,13 +142,21 @@ class _Lines:
         flags = 0 if case_sensitive else re.IGNORECASE
         self._groups = [[re.compile(re.escape(n), flags) for n in group] for group in groups]
 
+    @property
+    def narrow(self) -> bool:
+        """Whether some lines can be told to hold no match."""
+        return bool(self._groups)
+
     def spans(self, text: str) -> list[tuple[int, int]]:
         """(start, end) of each such line, end before its newline, in order."""
         if not self._groups:
             return [(0, len(text))]
         out = set()
         for first, *rest in self._groups:
+            end = -1
             for m in first.finditer(text):
+                if m.start() <= end:
+                    continue  # on the line just looked at: a long line with many would be read once for each
                 start = text.rfind("\n", 0, m.start()) + 1
                 end = text.find("\n", m.end())
                 end = len(text) if end < 0 else end
@@ -127,25 +166,138 @@ class _Lines:
 
 
 _Found = dict[tuple[int, int], tuple[int, str]]  # (line, start column) -> (end column, line text)
+# A place where a match may start with `word`: the text's start, or after a byte that is no ASCII letter, digit
+# or _ (a byte of a character beyond ASCII is no word character on the lines RE2 matches, Re2Pattern.differs_on).
+_WORD_BYTES = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+# A pattern that can look behind where it starts (a look-behind, \A) is given the whole text around the lines
+# `re` runs on; any other gets only those lines.
+_LOOKS_BACK = re.compile(r"\(\?<[=!]|\\A")
 
 
 class _Engines:
-    """The pattern in `re` and, where RE2 matches alike, in RE2 (TextPattern.compiled_re2)."""
+    """The pattern in RE2 (TextPattern.compiled_re2) where it matches as `re` does, and in `re` elsewhere, which
+    runs in a child process for at most `budget_s` a search (bounded_re.py); past that, `stopped`."""
 
-    def __init__(self, pattern: TextPattern):
+    def __init__(self, pattern: TextPattern, bounded: BoundedRe, budget_s: float):
         self.re = pattern.compiled()
         self.re2 = pattern.compiled_re2()
-        self._spaces = pattern.regex and ("\\s" in pattern.text or "\\S" in pattern.text)
+        self.budget_s = budget_s
+        self.stopped = False
+        self._left_s = budget_s
+        self._bounded = bounded
+        self._looks_back = pattern.regex and _LOOKS_BACK.search(pattern.text) is not None
 
-    def fast_on(self, text: str) -> Any | None:
-        """RE2 when this text is one it matches alike on, else None."""
-        if self.re2 is None or not text.isascii():
-            return None
-        return None if self._spaces and _RE2_SPACES.search(text) else self.re2
+    def find(self, text: str, lines: _Lines, beyond_ascii: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """(start, end) of the matches in `text`, in characters, in order; after `stopped`, those `re` found.
+        `beyond_ascii`: the parts of `text` that are not all ASCII (in order), where RE2 may read a line otherwise."""
+        if self.re2 is None:
+            return self._re(text, lines.spans(text))
+        fast = _re2_spans(self.re2, text)
+        narrow = functools.cache(lambda: lines.spans(text)) if lines.narrow else None
+        # `re` matches the lines RE2 may read otherwise, and those where RE2 matched an empty string: after one,
+        # `re` looks for a longer match at the same place (`.*?` matches each character), RE2 goes on after it.
+        slow = set(_lines_at(text, [s for s, e in fast if s == e]))
+        differs_on = self.re2.differs_on
+        if differs_on is not None:
+            # Only the parts beyond ASCII are read: [^\W\x00-\x7f] over 209K characters of serde took 2.4 ms, where
+            # RE2 found `fn \w+` in 0.6. Where they are most of the text, the lines holding the needles are found
+            # first (as long again), and only they are read.
+            parts = [(0, len(text))] if self.re2.differs_in_ascii else beyond_ascii
+            if narrow is not None and sum(end - start for start, end in parts) * 2 > len(text):
+                starts = [s for s, _ in parts]
+                parts = [line for line in narrow() if _within(parts, starts, line[0])]
+            slow.update(
+                _lines_at(text, (m.start() for start, end in parts for m in differs_on.finditer(text, start, end)))
+            )
+        if slow and narrow is not None:
+            slow &= set(narrow())
+        if not slow:
+            return fast
+        ordered = sorted(slow)
+        starts = [s for s, _ in ordered]
+        return list(heapq.merge([m for m in fast if not _within(ordered, starts, m[0])], self._re(text, ordered)))
+
+    def _re(self, text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The matches of `re` within these spans of `text` (each from a line's start), as finditer with pos and
+        endpos finds them: `^`, `$` and `\\b` see the line's ends (a pattern that looks further back gets the text
+        before it too)."""
+        self.stopped = self.stopped or self._left_s <= 0
+        if self.stopped:
+            return []
+        pieces: list[Piece] = [(0, text, spans)]
+        if not self._looks_back:
+            pieces = [(start, text[start:end], [(0, end - start)]) for start, end in spans]
+        started = time.monotonic()
+        found = self._bounded.find(self.re.pattern, self.re.flags, pieces, self._left_s)
+        self._left_s -= time.monotonic() - started
+        self.stopped = found is None
+        return found or []
 
 
-# ASCII characters `re` takes for `\s` and RE2 does not.
-_RE2_SPACES = re.compile("[\x0b\x1c-\x1f]")
+def _lines_at(text: str, positions: Iterable[int]) -> list[tuple[int, int]]:
+    """(start, end) of the lines holding these positions (in order), each once."""
+    out: list[tuple[int, int]] = []
+    for at in positions:
+        if out and at <= out[-1][1]:
+            continue  # on the line just found: a long line with many is read once
+        end = text.find("\n", at)
+        out.append((text.rfind("\n", 0, at) + 1, len(text) if end < 0 else end))
+    return out
+
+
+def _within(spans: list[tuple[int, int]], starts: list[int], at: int) -> bool:
+    i = bisect_right(starts, at) - 1
+    return i >= 0 and at <= spans[i][1]
+
+
+def _re2_spans(pattern: Re2Pattern, text: str) -> list[tuple[int, int]]:
+    r"""The matches of `pattern` in `text`, in characters, as `re`'s finditer gives them up to the first empty one:
+    RE2 gives no other at its place, and goes on after it (as RE2's own finditer does).
+
+    `word` is `re`'s (?<!\w)(?:pattern)(?!\w): the first place p from `pos` on where the character before is no
+    word character and the pattern then a non-word character or line end match (RE2 picks the one `re` would,
+    leftmost-first). `at` tries p = pos; `find` the places after it, its first group after the line start or the
+    non-word character it takes (which may lie before `pos` only at p = pos, hence the two)."""
+    data = text.encode()
+    if pattern.at is None and len(data) == len(text):  # ASCII: bytes are characters, RE2's own loop will do
+        return [m.span() for m in pattern.find.finditer(data)]
+    spans = []
+    pos = 0
+    while pos <= len(data):
+        if pattern.at is None:
+            m = pattern.find.search(data, pos)
+            group = 0
+        else:
+            m = pattern.at.match(data, pos) if pos == 0 or data[pos - 1] not in _WORD_BYTES else None
+            m = m or pattern.find.search(data, pos)
+            group = 1
+        if m is None:
+            break
+        start, end = m.span(group)
+        pos = end
+        if start == end:
+            # RE2's \B holds between the bytes of a character too: an empty match there is placed at its start.
+            while start < len(data) and data[start] & 0xC0 == 0x80:
+                start -= 1
+            end = start
+            pos += 1
+            while pos < len(data) and data[pos] & 0xC0 == 0x80:  # on to the next character's first byte
+                pos += 1
+        spans.append((start, end))
+    if len(data) == len(text):  # ASCII: bytes are characters
+        return spans
+    return _in_characters(data, spans)
+
+
+def _in_characters(data: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Byte spans in UTF-8 `data` (in order, apart) as spans of characters."""
+    out = []
+    done_bytes = done_chars = 0
+    for start, end in spans:
+        start_chars = done_chars + len(data[done_bytes:start].decode())
+        done_bytes, done_chars = end, start_chars + len(data[start:end].decode())
+        out.append((start_chars, done_chars))
+    return out
 
 
 def _matches(engines: _Engines, lines: _Lines, hits: list[Hit]) -> list[tuple[Hit, _Found]]:
@@ -157,36 +309,27 @@ def _matches(engines: _Engines, lines: _Lines, hits: list[Hit]) -> list[tuple[Hi
     instead of one per chunk: `[A-Z][a-zA-Z]+Exception\b` over 115K chunks spent 2/3 of its 32 ms in
     per-chunk Python (bench_text.py)."""
     text = "\n".join(h.text for h in hits)
-    # RE2 reads the whole batch faster than `re` reads the lines holding the needles, finding those included.
-    fast = engines.fast_on(text)
-    found = fast.finditer(text.encode("ascii")) if fast is not None else _in_spans(engines.re, text, lines.spans(text))
     starts = [0]
     for h in hits[:-1]:
         starts.append(starts[-1] + len(h.text) + 1)
+    beyond_ascii = [(start, start + len(h.text)) for start, h in zip(starts, hits, strict=True) if not h.text.isascii()]
     out: dict[int, _Found] = {}
     counted = (-1, 0, 0)  # (chunk, position, its row): rows counted on from the chunk's previous match
-    for m in found:
-        start, end = m.span()
+    line_start, line_end, line = 0, -1, ""  # the line of the previous match: a long line with many is read once
+    for start, end in engines.find(text, lines, beyond_ascii):
         if start == end or "\n" in text[start:end]:
             continue
         chunk = bisect_right(starts, start) - 1
         base, row = (counted[1], counted[2]) if counted[0] == chunk else (starts[chunk], 0)
         row += text.count("\n", base, start)
         counted = (chunk, start, row)
-        line_start = text.rfind("\n", 0, start) + 1
-        line_end = text.find("\n", start)
-        out.setdefault(chunk, {})[(hits[chunk].start_line + row, start - line_start)] = (
-            end - line_start,
-            text[line_start : line_end if line_end >= 0 else len(text)],
-        )
+        if start > line_end:
+            line_start = text.rfind("\n", 0, start) + 1
+            line_end = text.find("\n", start)
+            line_end = len(text) if line_end < 0 else line_end
+            line = text[line_start:line_end]
+        out.setdefault(chunk, {})[(hits[chunk].start_line + row, start - line_start)] = (end - line_start, line)
     return [(hits[chunk], places) for chunk, places in out.items()]
-
-
-def _in_spans(regex: re.Pattern[str], text: str, spans: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
-    """The matches of `regex` within each span; pos/endpos keep the text around the span in view, so `^`, `$`,
-    `\\b` and look-behinds see the real line ends."""
-    for span_start, span_end in spans:
-        yield from regex.finditer(text, span_start, span_end)
 
 
 class _File:
