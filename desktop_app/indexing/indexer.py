@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..embedding.text_embedder import TextEmbedder
+from ..store.errors import ScopeRemoved
 from ..store.protocols import Store
 from ..store.rows import ChunkRef, FileState, FileWrite, NewChunk, Scope, SkippedFile
 from .chunk import Chunk
@@ -41,6 +42,10 @@ MAX_CHUNK_TOKENS = 480
 # and the first progress shows within a second even when the first files are large).
 BATCH_CHUNKS = 256
 FIRST_BATCH_CHUNKS = 16
+
+# How often, at most, a run asks the store whether its folder is still in the index: a removal ends the run
+# within about this long, and a team server far away is not asked between every slice of the model's work.
+SCOPE_CHECK_S = 1.0
 
 # Skip reason for a file whose name holds bytes the file system encoding cannot decode (Linux allows any):
 # such a name can be neither stored nor tokenized as text.
@@ -145,7 +150,11 @@ class Indexer:
         root: Path | str,
         progress: Callable[[Progress], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
+        add: bool = True,
     ) -> IndexStats:
+        """Index the folder at `root`, adding it to the index unless `add` is False (a watched folder's update:
+        a folder removed from the index since is not added back). Raises ScopeRemoved when the folder is not in
+        the index by the end of the run (another window or command removed it): the removal wins."""
         started = time.monotonic()
         root = Path(root).expanduser()
         if not root.exists():
@@ -161,10 +170,19 @@ class Indexer:
                 f"another encoding; in Latin-1 it reads '{as_latin1(bad)}') and the index keeps paths as UTF-8 "
                 "text; rename that folder"
             )
-        stop = should_stop or (lambda: False)
         for model in filter(None, (self.embedder, self.fast)):  # the configured one first: it becomes active
             record_model(self.store, model)
-        scope = self.store.scope_for_root(root) or self._new_scope(root)
+        scope = self.store.scope_for_root(root)
+        if scope is None:
+            if not add:
+                raise _removed(root)
+            scope = self._new_scope(root)
+        removed = _RemovalCheck(self.store, scope.id)
+
+        def stop() -> bool:
+            # A removal of the folder stops the run at its next check, as a cancel would; _finish then says why.
+            return (should_stop is not None and should_stop()) or removed()
+
         parent = self.store.scope_by_id(scope.parent_id) if scope.parent_id else None
         stats = IndexStats(
             str(root),
@@ -276,6 +294,10 @@ class Indexer:
         return todo, unchanged
 
     def _finish(self, stats: IndexStats, reporter: ProgressReporter, started: float, cancelled: bool) -> IndexStats:
+        if self.store.scope_by_id(stats.scope_id) is None:
+            # Removed while it was indexed, in whichever stage: its chunks went with it (a vector the model was
+            # making for them meanwhile is not written), and reporting "0 files" would hide that.
+            raise _removed(Path(stats.root))
         if not cancelled:
             self.store.mark_indexed(stats.scope_id)
             if self._recut:
@@ -442,6 +464,31 @@ class Indexer:
             refs = [_ref(chunk_of(r), r.chunk_hash, r.ordinal, item.cand.rel_path) for r in rows[item.cand.rel_path]]
             writes.append(FileWrite(item.cand.rel_path, size, item.cand.mtime_ns, sha256, item.cand.language, refs))
         return writes
+
+
+def _removed(root: Path) -> ScopeRemoved:
+    return ScopeRemoved(
+        f"the folder {root} was removed from the index meanwhile (by another window or command); index it again "
+        "to add it back"
+    )
+
+
+class _RemovalCheck:
+    """Whether the scope being indexed was removed from the index (by another window or command), asked of the
+    store at most every SCOPE_CHECK_S: a run asks whether to stop between every slice of the model's work."""
+
+    def __init__(self, store: Store, scope_id: str, clock: Callable[[], float] = time.monotonic):
+        self._store = store
+        self._scope_id = scope_id
+        self._clock = clock
+        self._next = clock() + SCOPE_CHECK_S
+        self._removed = False
+
+    def __call__(self) -> bool:
+        if not self._removed and self._clock() >= self._next:
+            self._removed = self._store.scope_by_id(self._scope_id) is None
+            self._next = self._clock() + SCOPE_CHECK_S
+        return self._removed
 
 
 def _ref(chunk: Chunk, digest: str, ordinal: int, rel_path: str) -> ChunkRef:

@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
+from ..store.rows import OthersClaims
+
 PHASES = ("analyzing", "started", "in_progress", "completed", "cancelled")
 # Stage 1 writes every file's chunks and keyword index; stage 2 gives every chunk a vector of the fast
 # (static) model; stage 3 one of the contextual model, replacing stage 2's in searches chunk by chunk.
@@ -28,6 +30,9 @@ class Progress:
     # Stage 3's last step, once its chunks are done: each file's outline vector (indexing/outline_fill.py).
     outlines_done: int = 0
     outlines_total: int = 0
+    # Stages 2 and 3 on a team index: this indexer has claimed all it could and waits for the chunks other
+    # indexers hold claims on (they embed them, or their claims run out: a killed indexer's); None otherwise.
+    awaiting: OthersClaims | None = None
     elapsed_s: float = 0.0
     stage_elapsed_s: float = 0.0
     task: str = "index"  # "index" (a folder) or "reembed" (every chunk again, with a newly chosen model)

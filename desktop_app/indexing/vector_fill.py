@@ -111,6 +111,8 @@ class VectorFiller:
         (Store.claim_chunks), so a chunk another indexer is embedding is left to it, and at the end this one
         waits for the chunks others still hold, taking over those whose claims run out (a killed indexer's)."""
         result = self._fill_chunks(reporter, stop, stage)
+        if reporter.current.awaiting is not None:
+            reporter.update(awaiting=None)  # the wait is over, however the fill ended
         if result.finished and not self.names_only and not self.embedder.static:
             result.finished = fill_outlines(
                 self.store,
@@ -142,8 +144,10 @@ class VectorFiller:
             if not order:
                 result.finished = True
                 return result
-            if self.store.claimed_elsewhere(model, self.names_only):
+            others = self.store.claimed_elsewhere(model, self.names_only)
+            if others is not None:
                 idle_passes = 0
+                reporter.update(awaiting=others)  # a silent wait of minutes looked like a hang
                 if not self._wait(stop):  # others hold what is left: wait for it, or for their leases to run out
                     return result
             elif result.embedded == before:
@@ -174,6 +178,8 @@ class VectorFiller:
                         pending.discard(order[position])
                     position += 1
                 ids = self.store.claim_chunks(self.embedder.model_id, self.names_only, batch)
+            if ids and reporter.current.awaiting is not None:
+                reporter.update(awaiting=None)  # claims ran out or were let go: this one embeds them now
             started = self._start(ids) if ids else None
             if in_flight is not None and (stop() or not self._finish(in_flight, result, reporter, stop)):
                 if started is not None:

@@ -40,3 +40,9 @@ class StoreUnusable(StoreError):
     def path(self) -> Path:
         """The file to move aside (a SQLite store's location is its file)."""
         return Path(self.location)
+
+
+class ScopeRemoved(StoreError):
+    """The folder being indexed was removed from the index (by another window or command) before the run ended:
+    the removal wins, so the run ends without adding the folder back. The index is sound; nothing needs
+    rebuilding."""

@@ -25,6 +25,7 @@ from .rows import (
     Hit,
     HitFilter,
     NewChunk,
+    OthersClaims,
     OutlineSource,
     PlaceId,
     Scope,
@@ -108,7 +109,8 @@ class Catalog(Protocol):
         ...
 
     def collect_garbage(self) -> int:
-        """Drop the chunks (and their vectors) no file uses any more; how many."""
+        """Drop the chunks (and their vectors) no file uses any more, and any vector left without its chunk; how
+        many chunks."""
         ...
 
     def count_chunks(self) -> int: ...
@@ -244,7 +246,8 @@ class VectorStore(Protocol):
         ...
 
     def add_vectors(self, model_id: str, vectors: Sequence[VectorRow]) -> None:
-        """Store vectors for existing chunks in one transaction, replacing those they have."""
+        """Store vectors in one transaction, replacing those the chunks have; a chunk no longer stored (collected
+        while the model ran: its file changed, or its folder was removed) gets none."""
         ...
 
     def claim_chunks(self, model_id: str, names: bool, chunk_ids: Sequence[ChunkId]) -> list[ChunkId]:
@@ -252,8 +255,8 @@ class VectorStore(Protocol):
         store several indexers fill at once, the ones nobody else is embedding, claimed for a while."""
         ...
 
-    def claimed_elsewhere(self, model_id: str, names: bool) -> int:
-        """How many chunks other indexers hold live claims on (0 where there are no others)."""
+    def claimed_elsewhere(self, model_id: str, names: bool) -> OthersClaims | None:
+        """The chunks other indexers hold live claims on; None when they hold none (or there are no others)."""
         ...
 
     def vector_search(self, model_id: str, dims: int) -> VectorSearch: ...

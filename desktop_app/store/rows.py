@@ -141,6 +141,17 @@ class SkippedFile:
 
 
 @dataclass(frozen=True)
+class OthersClaims:
+    """Chunks other indexers hold live claims on (they are embedding them, or were killed doing so), how many
+    indexers hold them, and the seconds until the last of those claims runs out (when a killed indexer's
+    chunks are free to take over)."""
+
+    chunks: int
+    indexers: int
+    expire_in_s: float
+
+
+@dataclass(frozen=True)
 class Hit:
     """One place (a chunk at some lines of a file in a scope) as search sees it."""
 

@@ -54,7 +54,7 @@ from ..search.request import MODES, SearchFilters, SearchRequest, TextOptions
 from ..search.results import SearchResponse, SearchResult
 from ..search.term_spans import term_spans
 from ..session.model import SessionModel
-from ..store.errors import Remedy, StoreError, StoreUnusable
+from ..store.errors import Remedy, ScopeRemoved, StoreError, StoreUnusable
 from ..store.location import StoreLocation, default_location, move_aside
 from ..store.postgres.connection import display_url
 from ..store.rows import ScopeSummary
@@ -495,6 +495,13 @@ class MainWindow(QMainWindow):
     def _report_update(self, notice: ChangeNotice) -> bool:
         """Say what a watched folder's update did; False when it changed nothing."""
         root, result = notice.roots[0], notice.result
+        if isinstance(result, ScopeRemoved):  # the engine no longer watches it
+            self.show_message(
+                f"{Path(root).name} was removed from the index by another window or command ({root}); its changes "
+                "are no longer followed. Open it again to index it.",
+                "warning",
+            )
+            return True
         if isinstance(result, BaseException):
             self.show_message(f"Updating the index of {Path(root).name} failed: {describe_error(result)}", "error")
             return True

@@ -8,6 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
 
 from ..indexing.progress import Progress
+from ..store.rows import OthersClaims
 
 _PHASE_LABELS = {
     "analyzing": "Scanning files",
@@ -48,9 +49,18 @@ def progress_text(p: Progress) -> str:
         if p.chunks_embedded:
             parts.append(f"{p.chunks_per_s:.0f} chunks/s")
     eta = p.eta_s
-    if p.phase == "in_progress" and eta:
+    if p.awaiting is not None:
+        parts.append(_awaiting_text(p.awaiting))
+    elif p.phase == "in_progress" and eta:
         parts.append(f"about {_duration(eta)} left")
     return " · ".join(parts)
+
+
+def _awaiting_text(others: OthersClaims) -> str:
+    """e.g. "waiting for 456 chunks claimed by another indexer (its claims expire in 1 min 52 s)"."""
+    whose = "another indexer (its" if others.indexers == 1 else f"{others.indexers} other indexers (their"
+    expiry = _duration(others.expire_in_s)
+    return f"waiting for {others.chunks:,} chunks claimed by {whose} claims expire in {expiry})"
 
 
 def _size(n: int) -> str:

@@ -35,6 +35,7 @@ from ..search.fuzzy import fuzzy_rank
 from ..search.pipeline import Searcher
 from ..search.request import SearchError, SearchRequest
 from ..search.results import SearchResponse
+from ..store.errors import ScopeRemoved
 from ..store.location import DEFAULT_EF_SEARCH, StoreLocation, open_store
 from ..store.rows import FileState, HistoryEntry, Hit, HitFilter, PlaceId, Scope, ScopeSummary
 from ..store.until_next_write import UntilNextWrite
@@ -43,8 +44,9 @@ from .operations import Change, ChangeNotice, Read, Write
 
 _log = logging.getLogger(__name__)
 T = TypeVar("T")
-# Failures that are the user's input, explained by the front end; other job failures go to the log too.
-_USER_ERRORS = (SearchError, IndexingError, LookupError)
+# Failures that are the user's input or doing (a folder removed by another command), explained by the front end;
+# other job failures go to the log too.
+_USER_ERRORS = (SearchError, IndexingError, LookupError, ScopeRemoved)
 
 
 class ScopeNotFound(LookupError):
@@ -190,8 +192,13 @@ class Engine:
         return finished
 
     def index(
-        self, root: Path, progress: Callable[[Progress], None] | None, should_stop: Callable[[], bool]
+        self,
+        root: Path,
+        progress: Callable[[Progress], None] | None,
+        should_stop: Callable[[], bool],
+        add: bool = True,
     ) -> IndexStats:
+        """Index `root` (see Indexer.index; `add` False: only if it is in the index)."""
         if self.embedder is None:
             raise ModelError(self.model_error or "no embedding model")
         # A model recorded but never given a vector is a switch begun and abandoned (searches of earlier builds
@@ -206,7 +213,7 @@ class Engine:
         self.indexing_roots.add(key)
         _log.info("indexing %s into %s", key, self.config.location)
         try:
-            stats = indexer.index(root, progress, should_stop)
+            stats = indexer.index(root, progress, should_stop, add)
             if "full" in stats.stages and self.needs_reembed:
                 # Stage 3 gave every chunk a vector of the configured model: it replaces the old one.
                 self.store.activate_model(self.embedder.model_id, keep=[STATIC_MODEL_ID])
@@ -343,6 +350,20 @@ class Worker:
         return self._stoppable(
             name, lambda e, stop: e.index(Path(root), progress, stop), Change.SCOPES | Change.CONTENT, (key,)
         )
+
+    def _update(self, root: str) -> IndexHandle:
+        """A watched folder's update. When another window or command has removed the folder from the index, the
+        removal wins: the update adds nothing back, the folder is no longer watched, and the update's change
+        notice carries the ScopeRemoved for the front end to say so."""
+
+        def run(engine: Engine, stop: Callable[[], bool]) -> IndexStats:
+            try:
+                return engine.index(Path(root), None, stop, add=False)
+            except ScopeRemoved:
+                self._unwatch(root)
+                raise
+
+        return self._stoppable(UPDATE, run, Change.SCOPES | Change.CONTENT, (root,))
 
     def reembed(self, progress: Callable[[Progress], None] | None = None) -> IndexHandle:
         """Give every chunk a vector of the configured model, then search with it (see Engine.reembed)."""
@@ -535,7 +556,7 @@ class Worker:
             if running is not None and not running.future.done():
                 self._dirty.add(root)  # one more run after the current one sees every change
                 return
-            handle = self._index(UPDATE, root, None)
+            handle = self._update(root)
             self._auto_jobs[root] = handle
         handle.future.add_done_callback(partial(self._auto_done, root))
 

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 import numpy as np
 import psycopg
 
-from ..errors import StoreError
+from ..errors import ScopeRemoved, StoreError
 from ..identity import scope_key
 from ..keyword_budget import affordable_terms
 from ..path_globs import path_matches, patterns_argument
@@ -42,6 +42,7 @@ from ..rows import (
     Hit,
     HitFilter,
     NewChunk,
+    OthersClaims,
     OutlineSource,
     PlaceId,
     Scope,
@@ -154,6 +155,14 @@ class PostgresStore:
                 # (whose `from None` hides it): three indexers starting together lost such races 1 run in 2.
                 if attempt == WRITE_ATTEMPTS - 1:
                     raise store_error(exc, self.shown) from None
+            except psycopg.errors.ForeignKeyViolation as exc:
+                if (exc.diag.constraint_name or "").endswith("_scope_id_fkey"):
+                    # The files of a folder another window or command removed meanwhile (its scope row is gone).
+                    raise ScopeRemoved(
+                        f"the folder being written to the team index {self.shown} was removed from it meanwhile "
+                        "(by another window or command); index the folder again to add it back"
+                    ) from None
+                raise store_error(exc, self.shown) from None
             except psycopg.Error as exc:
                 raise store_error(exc, self.shown) from None
         raise AssertionError("unreachable")
@@ -307,12 +316,21 @@ class PostgresStore:
             raise StoreError(f"internal error: model {model_id} was not registered before writing vectors")
 
         def work(conn: psycopg.Connection) -> None:
+            # Only chunks still stored get vectors: another indexer (a file changed, a folder removed) may have
+            # collected some while the model ran, and their vectors' foreign key then failed the whole batch.
+            # KEY SHARE keeps the rest from being collected until this transaction ends.
+            stored = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM chunk WHERE id = ANY(%s) FOR KEY SHARE", ([int(row[0]) for row in vectors],)
+                )
+            }
             with conn.cursor() as cur:
                 for name, column in ((table[0], 1), (table[0] + NAME_SUFFIX, 2)):
                     given = [
                         (row[0], np.asarray(row[column], dtype=np.float32))
                         for row in vectors
-                        if row[column] is not None
+                        if row[column] is not None and row[0] in stored
                     ]
                     if given:
                         cur.executemany(
@@ -400,13 +418,14 @@ class PostgresStore:
         claimed = set(self._write(work))
         return [c for c in chunk_ids if c in claimed]
 
-    def claimed_elsewhere(self, model_id: str, names: bool) -> int:
-        """Chunks another indexer holds a live claim on (this one waits for them to be embedded or let go)."""
-        rows = self._rows(
-            "SELECT count(*) FROM claim WHERE model = %s AND names = %s AND owner <> %s AND expires_at >= now()",
+    def claimed_elsewhere(self, model_id: str, names: bool) -> OthersClaims | None:
+        """The chunks other indexers hold live claims on (this one waits for them to be embedded or let go)."""
+        chunks, indexers, expire_in_s = self._rows(
+            "SELECT count(*), count(DISTINCT owner), extract(epoch FROM max(expires_at) - now()) FROM claim "
+            "WHERE model = %s AND names = %s AND owner <> %s AND expires_at >= now()",
             (model_id, names, self.owner),
-        )
-        return int(rows[0][0])
+        )[0]
+        return OthersClaims(int(chunks), int(indexers), max(0.0, float(expire_in_s))) if chunks else None
 
     def vector_search(self, model_id: str, dims: int) -> VectorSearch:
         return PgVectorSearch(self, model_id, dims)

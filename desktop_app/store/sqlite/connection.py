@@ -21,7 +21,7 @@ from typing import TypeVar, cast
 import apsw
 import sqlite_vec
 
-from ..errors import Remedy, StoreError, StoreUnusable
+from ..errors import Remedy, ScopeRemoved, StoreError, StoreUnusable
 
 resource: ModuleType | None
 try:
@@ -167,7 +167,7 @@ def store_error(exc: apsw.Error, path: Path) -> StoreError:
     if isinstance(exc, apsw.ConstraintError) and "FOREIGN KEY" in str(exc):
         # Rows this write refers to went in another process's transaction meanwhile: a folder removed from
         # the index while it was being indexed. The index is sound; nothing needs rebuilding.
-        return StoreError(
+        return ScopeRemoved(
             f"the folder being written to the index database {path} was removed from it meanwhile (by another "
             "window or command); index the folder again to add it back"
         )

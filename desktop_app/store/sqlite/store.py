@@ -26,6 +26,7 @@ from ..rows import (
     Hit,
     HitFilter,
     NewChunk,
+    OthersClaims,
     OutlineSource,
     PlaceId,
     Scope,
@@ -275,12 +276,15 @@ class SqliteStore:
         return out
 
     def add_vectors(self, model_id: str, vectors: Sequence[VectorRow]) -> None:
-        """Store (chunk id, vector, name vector) for existing chunks, in one transaction, replacing those they
-        have (another process may have filled some in meanwhile); None leaves that vector as it is."""
+        """Store (chunk id, vector, name vector) in one transaction, replacing those the chunks have (another
+        process may have filled some in meanwhile); None leaves that vector as it is. A vec0 table has no foreign
+        key, so chunks collected while the model ran (a file changed, a folder removed by another process) are
+        looked for inside the transaction and get no vector: no search could find one, and it would outlive them."""
         table = self._registered_vector_table(model_id)
         with self._write():
+            stored = set(self._stored_chunk_ids([row[0] for row in vectors]))
             for name, column in ((table, 1), (table + NAME_SUFFIX, 2)):
-                given = [(row[0], row[column]) for row in vectors if row[column] is not None]
+                given = [(row[0], row[column]) for row in vectors if row[column] is not None and row[0] in stored]
                 self._conn.executemany(f"DELETE FROM {name} WHERE rowid = ?", [(cid,) for cid, _ in given])
                 self._conn.executemany(
                     f"INSERT INTO {name} (rowid, embedding) VALUES (?, ?)",
@@ -292,8 +296,15 @@ class SqliteStore:
         vector replaces the earlier); splitting the work between indexers is the team store's."""
         return list(chunk_ids)
 
-    def claimed_elsewhere(self, model_id: str, names: bool) -> int:
-        return 0
+    def claimed_elsewhere(self, model_id: str, names: bool) -> OthersClaims | None:
+        return None
+
+    def _stored_chunk_ids(self, chunk_ids: Sequence[ChunkId]) -> list[ChunkId]:
+        """Those of `chunk_ids` that are stored."""
+        out: list[ChunkId] = []
+        for part, marks in _in_batches(list(chunk_ids)):
+            out += [r[0] for r in self._rows(f"SELECT id FROM chunk WHERE id IN ({marks})", part)]
+        return out
 
     def count_chunks(self) -> int:
         return self._rows("SELECT count(*) FROM chunk")[0][0]
@@ -513,11 +524,17 @@ class SqliteStore:
                 "SELECT id FROM chunk c WHERE NOT EXISTS (SELECT 1 FROM file_chunk fc WHERE fc.chunk_id = c.id)"
             )
         ]
-        tables = [t for r in self._rows("SELECT vector_table FROM model") for t in (r[0], r[0] + NAME_SUFFIX)]
         for part, marks in _in_batches(orphans):
-            for table in tables:
-                self._conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", part)
             self._conn.execute(f"DELETE FROM chunk WHERE id IN ({marks})", part)
+        # Then every vector whose chunk is gone: those of the chunks just dropped (a vec0 table has no foreign key
+        # to cascade), and those earlier builds wrote for a batch whose chunks were collected while the model ran
+        # (a folder removed during its model stage), which nothing read or dropped since (chunk ids are never
+        # reused). add_vectors writes no such vectors now; this heals the indexes those builds left. About 25 ms a
+        # table of 300,000 vectors.
+        for table, dims in self._rows("SELECT vector_table, dims FROM model"):
+            for name in (table, table + NAME_SUFFIX):
+                vectors = Vec0Table(self._conn, name, dims)
+                vectors.delete(vectors.ids_missing_from("chunk"))
         return len(orphans)
 
     def file_chunk_rows(self, scope_id: str, paths: Sequence[str]) -> dict[str, list[StoredChunk]]:

@@ -57,6 +57,19 @@ class Vec0Table:
         )
         return id_array(text)
 
+    def ids_missing_from(self, table: str) -> list[int]:
+        """The rowids that are no id of `table` (vectors whose chunk is gone). From the rowids' own table this
+        takes a quarter of the time of the same scan through the virtual table."""
+        source = f"{self._table}_rowids" if self.shadow_readable else self._table
+        rows = self._conn.execute(f"SELECT rowid FROM {source} WHERE rowid NOT IN (SELECT id FROM {table})")
+        return [cast(int, r[0]) for r in rows.fetchall()]
+
+    def delete(self, rowids: list[int]) -> None:
+        """Drop the vectors with these rowids (those that exist), through the virtual table."""
+        for start in range(0, len(rowids), 500):
+            part = rowids[start : start + 500]
+            self._conn.execute(f"DELETE FROM {self._table} WHERE rowid IN ({','.join('?' * len(part))})", part)
+
     def batches(self, after_id: int, batch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(rowids, read-only float32 matrix) of the vectors with rowid above `after_id`, ascending, in
         batches of at most `batch`."""
