@@ -15,6 +15,7 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -46,9 +47,10 @@ from .search.request import (
     SearchRequest,
     TextOptions,
 )
-from .store.errors import StoreError, StoreUnusable
+from .store.errors import ScopeRemoved, StoreError, StoreUnusable
 from .store.location import DEFAULT_EF_SEARCH, StoreLocation, check_store, default_location, move_aside
 from .store.postgres.connection import check_url, display_url, has_password
+from .store.rows import OthersClaims
 from .store.sqlite.connection import busy_timeout_ms
 from .worker.operations import ChangeNotice
 from .worker.worker import FOLDER_BACK, FOLDER_GONE, UPDATE, EngineConfig, IndexHandle, Worker
@@ -440,7 +442,9 @@ def _cmd_index(args: argparse.Namespace) -> int:
             progress.done()
         _print_stats(stats, args.json, reembed.summary())
         if args.watch and not stats.cancelled:
-            _watch(worker, Path(stats.root))
+            assert updates is not None  # made for --watch
+            if _watch(worker, Path(stats.root), updates.removed):
+                return EXIT_FAILURE
     finally:
         worker.close()
     return 130 if stats.cancelled else 0
@@ -472,6 +476,7 @@ class _UpdatePrinter:
 
     def __init__(self, as_json: bool):
         self.as_json = as_json
+        self.removed = threading.Event()  # another window or command removed the folder: the watch ends
 
     def __call__(self, notice: ChangeNotice) -> None:
         if notice.operation == FOLDER_GONE:
@@ -485,21 +490,32 @@ class _UpdatePrinter:
         if notice.operation != UPDATE:
             return
         result = notice.result
-        if isinstance(result, BaseException):
+        if isinstance(result, ScopeRemoved):  # the worker no longer watches it
+            print(
+                f"quarry: {notice.roots[0]} was removed from the index by another window or command; stopped "
+                "watching it",
+                file=sys.stderr,
+                flush=True,
+            )
+            self.removed.set()
+        elif isinstance(result, BaseException):
             where = ", ".join(notice.roots)
             print(f"quarry: re-index of {where} failed: {explain(result)}", file=sys.stderr, flush=True)
         elif result.files_changed or result.files_deleted or result.files_copied:
             _print_stats(result, self.as_json)
 
 
-def _watch(worker: Worker, root: Path) -> None:
+def _watch(worker: Worker, root: Path, removed: threading.Event) -> bool:
+    """Follow `root` until Ctrl+C, or until `removed` is set; True in that case."""
     worker.watch(root)
     print(f"watching {root} for changes; Ctrl+C to stop", file=sys.stderr, flush=True)
     try:
-        while True:
-            time.sleep(3600)
+        while not removed.wait(1.0):  # in slices: on Windows a wait without a timeout ignores Ctrl+C
+            pass
     except KeyboardInterrupt:
         print("stopped watching", file=sys.stderr)
+        return False
+    return True
 
 
 _STAGE_LABELS = {"keyword": "keyword index", "fast": "fast vectors", "full": "model vectors"}
@@ -516,9 +532,19 @@ def progress_line(p: Progress) -> str:
         line += f"{p.chunks_embedded}/{p.chunks_total} chunks ({p.chunks_per_s:.1f}/s)"
     if p.outlines_total:
         line += f", {p.outlines_done}/{p.outlines_total} file outlines"
-    if p.phase == "in_progress" and p.eta_s:
+    if p.awaiting is not None:
+        line += f", {_awaiting_text(p.awaiting)}"
+    elif p.phase == "in_progress" and p.eta_s:
         line += f", about {p.eta_s:.0f}s left"
     return line
+
+
+def _awaiting_text(others: OthersClaims) -> str:
+    """e.g. "waiting for 456 chunks claimed by another indexer (its claims expire in 1 m 52 s)"."""
+    minutes, seconds = divmod(round(others.expire_in_s), 60)
+    expiry = f"{minutes} m {seconds} s" if minutes else f"{seconds} s"
+    whose = "another indexer (its" if others.indexers == 1 else f"{others.indexers} other indexers (their"
+    return f"waiting for {others.chunks} chunks claimed by {whose} claims expire in {expiry})"
 
 
 def _print_stats(stats, as_json: bool, reembedded: dict | None = None) -> None:
@@ -728,6 +754,8 @@ def _print_text_matches(response, whole_paths: bool = False) -> None:
         print(
             f"({response.matches_total} matches in {response.files_matched} files{tail}; {response.elapsed_ms:.1f} ms)"
         )
+    elif response.text_stopped_after_s is not None:  # the note above says why
+        print(f"({listed} matches in {len(response.results)} files before it stopped; {response.elapsed_ms:.1f} ms)")
     else:
         print(
             f"({listed} matches in the first {len(response.results)} files, more files match (raise -k); "
