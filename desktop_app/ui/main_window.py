@@ -819,7 +819,10 @@ class MainWindow(QMainWindow):
         self.tree.show_response(response, self.act_group.isChecked())
         self._show_response_notes(response)
         if response.files_matched is not None:  # text mode
-            more = "" if response.text_complete else " (more files match)"
+            if response.text_stopped_after_s is not None:
+                more = " before the pattern was stopped"  # the banner says why
+            else:
+                more = "" if response.text_complete else " (more files match)"
             matches, files = response.matches_total or 0, response.files_matched
             found = (
                 f"{matches:,} match{'' if matches == 1 else 'es'} in {files:,} file{'' if files == 1 else 's'}{more}"
