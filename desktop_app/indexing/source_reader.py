@@ -230,14 +230,13 @@ codecs.register_error(_STRAY_BYTES, _stray_byte_as_cp1252)
 
 
 def _decode_wide(data: bytes, encoding: str) -> tuple[str, str]:
+    # A BOM-like prefix on binary data still decodes; NULs in the text give it away.
+    if "\0" in data[: _SNIFF_BYTES * 4].decode(encoding, errors="replace")[:_SNIFF_BYTES]:
+        raise SkipFile(BINARY)
     try:
-        text = data.decode(encoding)
+        return data.decode(encoding), encoding
     except UnicodeDecodeError as exc:
         raise SkipFile(UNDECODABLE, f"broken {encoding} ({exc.reason} at byte {exc.start})") from exc
-    # A BOM-like prefix on binary data still decodes; NULs in the text give it away.
-    if "\0" in text[:_SNIFF_BYTES]:
-        raise SkipFile(BINARY)
-    return text, encoding
 
 
 def _looks_binary(sample: bytes) -> bool:
