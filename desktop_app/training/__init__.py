@@ -1,0 +1,1 @@
+"""Training Quarry's own models from a corpus of public source packages (issue 30)."""
