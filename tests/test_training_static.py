@@ -59,15 +59,17 @@ def test_training_moves_the_table_towards_the_teacher_and_writes_the_app_format(
     out = tmp_path / "model"
     done = subprocess.run(
         [sys.executable, "-m", "desktop_app.training.static_train", str(stored), "--model", str(MODEL),
-         "--tokenizer", str(TOKENIZER), "--out", str(out), "--epochs", "2"],
+         "--tokenizer", str(TOKENIZER), "--out", str(out), "--schedule", "2:1e-3"],
         capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     report = json.loads((out / "report.json").read_text())
     assert report["texts"] == len(texts) and report["vocabulary"] == 30522
-    for name in ("trained-plain", "trained-sif"):
-        codes, scales = np.load(out / name / "codes.npy"), np.load(out / name / "scales.npy")
-        assert codes.dtype == np.int8 and codes.shape == (30522, STATIC_DIMS) and scales.shape == (30522,)
+    assert set(report["held_out_cosine"]) == {"distilled-sif", "2-0.001-plain", "2-0.001-sif"}
+    for name in ("2-0.001-plain", "2-0.001-sif"):
+        table = np.load(out / f"{name}.npz")
+        assert table["codes"].dtype == np.int8 and table["codes"].shape == (30522, STATIC_DIMS)
+        assert table["scales"].shape == (30522,)
 
 
 def test_each_step_lowers_the_loss_on_the_texts_it_trains_on():

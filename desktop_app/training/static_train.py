@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..identifiers import expand_identifiers
+from .gpu_teacher import GpuTeacher
 from .text_file import read_texts
 
 STATIC_DIMS = 256
@@ -173,11 +174,18 @@ def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes, scales.astype(np.float32)
 
 
-def train(texts: list[str], model: Path, tokenizer_path: Path, out: Path, epochs: int, learning_rate: float) -> dict:
-    """Train on `texts` (5% held out to report how well the student follows the teacher) and write the
-    tables (codes.npy, scales.npy; trained-sif/ and trained-plain/) and report.json under `out`."""
+def train(
+    texts: list[str],
+    runner: Teacher | GpuTeacher,
+    tokenizer_path: Path,
+    out: Path,
+    schedules: list[tuple[int, float]],
+) -> dict:
+    """Featurise `texts` once, train a table for each (epochs, learning rate) of `schedules` on 95% of them,
+    and write each as `E-LR-plain.npz` and `E-LR-sif.npz` (codes, scales) under `out` with report.json: the
+    held-out 5%'s mean cosine to the teacher for each table and for the distilled start."""
+    out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    runner = Teacher(model, tokenizer_path)
     teacher = runner.embed(texts)
     token_teacher = runner.embed_tokens()
     vocab = len(token_teacher)
@@ -190,19 +198,22 @@ def train(texts: list[str], model: Path, tokenizer_path: Path, out: Path, epochs
     ids = student_ids(texts, tokenizer_path)
     held = max(1, len(texts) // 20)
     weights = sif_weights(ids, vocab)
-    report: dict = {"texts": len(texts), "held_out": held, "vocabulary": vocab, "epochs": epochs}
-    report["held_out_cosine_distilled_sif"] = mean_cosine(initial * weights[:, None], ids[:held], targets[:held])
-    trained = train_table(initial, ids[held:], targets[held:], epochs, learning_rate)
-    report["held_out_cosine_trained"] = mean_cosine(trained, ids[:held], targets[:held])
-    report["held_out_cosine_trained_sif"] = mean_cosine(trained * weights[:, None], ids[:held], targets[:held])
-    for name, table in (("trained-plain", trained), ("trained-sif", trained * weights[:, None])):
-        folder = out / name
-        folder.mkdir(parents=True, exist_ok=True)
-        codes, scales = quantize(table)
-        np.save(folder / "codes.npy", codes, allow_pickle=False)
-        np.save(folder / "scales.npy", scales, allow_pickle=False)
-    report["featurise_seconds"] = round(featurised - started, 1)
-    report["train_seconds"] = round(time.perf_counter() - featurised, 1)
+    cosine: dict[str, float] = {"distilled-sif": mean_cosine(initial * weights[:, None], ids[:held], targets[:held])}
+    for epochs, rate in schedules:
+        trained = train_table(initial, ids[held:], targets[held:], epochs, rate)
+        for suffix, table in (("plain", trained), ("sif", trained * weights[:, None])):
+            name = f"{epochs}-{rate:g}-{suffix}"
+            cosine[name] = mean_cosine(table, ids[:held], targets[:held])
+            codes, scales = quantize(table)
+            np.savez(out / f"{name}.npz", codes=codes, scales=scales)
+    report = {
+        "texts": len(texts),
+        "held_out": held,
+        "vocabulary": vocab,
+        "held_out_cosine": cosine,
+        "featurise_seconds": round(featurised - started, 1),
+        "train_seconds": round(time.perf_counter() - featurised, 1),
+    }
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
 
@@ -210,17 +221,26 @@ def train(texts: list[str], model: Path, tokenizer_path: Path, out: Path, epochs
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("texts", type=Path, help="training texts (texts.py's .jsonl.xz)")
-    parser.add_argument("--model", type=Path, required=True, help="the teacher's model.onnx")
+    parser.add_argument("--model", type=Path, help="the teacher's model.onnx (the bundled int8 model)")
+    parser.add_argument("--gpu-teacher", type=Path, help="a folder with config.json and model.fp16.safetensors")
     parser.add_argument("--tokenizer", type=Path, required=True, help="the teacher's tokenizer.json")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument(
+        "--schedule", action="append", default=[], help="EPOCHS:LEARNING_RATE of a table to train (repeatable)"
+    )
     parser.add_argument("--limit", type=int, default=0, help="use only the first N texts")
     args = parser.parse_args(argv)
     texts = [t["text"] for t in read_texts(args.texts)]
     if args.limit:
         texts = texts[: args.limit]
-    print(json.dumps(train(texts, args.model, args.tokenizer, args.out, args.epochs, args.learning_rate)))
+    if args.gpu_teacher:
+        runner: Teacher | GpuTeacher = GpuTeacher(args.gpu_teacher, args.tokenizer, TEACHER_MAX_TOKENS)
+    elif args.model:
+        runner = Teacher(args.model, args.tokenizer)
+    else:
+        parser.error("give --model or --gpu-teacher")
+    schedules = [(int(e), float(r)) for e, r in (item.split(":") for item in args.schedule or ["3:1e-3"])]
+    print(json.dumps(train(texts, runner, args.tokenizer, args.out, schedules)))
 
 
 if __name__ == "__main__":
