@@ -147,6 +147,18 @@ def test_a_malformed_url_is_one_line_without_its_password(tmp_path, url, said):
     assert "Hidden" not in _log_text(logs)
 
 
+def test_a_key_value_connection_string_is_refused_without_making_a_file_or_showing_its_password(tmp_path):
+    """libpq's other form was read as a file path: an empty index file named after the server, password
+    and all, appeared in the working directory."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    for db in (f"host=127.0.0.1 dbname=team1 user=qt password={SECRET}", f"dbname=team1 password={SECRET}"):
+        proc = quarry("scopes", "--db", db, cwd=cwd)
+        message = one_line_error(proc, 1, "key=value connection string", "postgresql://")
+        assert "Hidden" not in message
+    assert list(cwd.iterdir()) == []
+
+
 def test_pgvector_missing_for_the_database_owner_asks_a_superuser(team_server):
     """N16: the owner was told to ask the database's owner, that is itself; creating pgvector needs a
     superuser."""

@@ -8,16 +8,19 @@ through `open_store`.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import StoreError
-from .postgres.connection import display_url, is_postgres_url
+from .postgres.connection import display_url, is_postgres_url, redact
 from .postgres.store import PostgresStore
 from .protocols import Store
 from .sqlite import connection
 from .sqlite.store import SqliteStore, check_sqlite_store
 
+# libpq's keyword/value form ("host=db dbname=team user=me"), which libpq takes but Quarry does not.
+_CONNINFO = re.compile(r"\s*(host|hostaddr|port|dbname|user|password|service|sslmode)\s*=", re.IGNORECASE)
 DEFAULT_EF_SEARCH = 40  # HNSW candidates per vector query on a team index (the seed specification's)
 
 
@@ -32,6 +35,12 @@ class StoreLocation:
             return location
         if isinstance(location, str) and is_postgres_url(location.strip()):
             return cls(url=location.strip())
+        if isinstance(location, str) and _CONNINFO.match(location):
+            # Read as a path, it became an empty index file named after the server, password and all.
+            raise StoreError(
+                f"{redact(location)} is a key=value connection string; give the team index as a URL, "
+                "postgresql://USER@HOST:PORT/DATABASE (the password from PGPASSWORD or ~/.pgpass)"
+            )
         return cls(path=Path(location).expanduser())
 
     @property
