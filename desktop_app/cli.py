@@ -83,8 +83,8 @@ def _add_common(p: argparse.ArgumentParser, top: bool = False) -> None:
         "--model",
         choices=MODEL_CHOICES,
         default=None if top else argparse.SUPPRESS,
-        help="switch the index to the bundled contextual model (what a new index uses) or to its fast static "
-        "distillation for slow machines (default: the model the index was made with); only index and mcp "
+        help="switch the index to the bundled contextual model (what a new index uses) or to Quarry's own fast static "
+        "model for slow machines (default: the model the index was made with); only index and mcp "
         "switch, other commands take only the index's model",
     )
     p.add_argument(

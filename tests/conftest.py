@@ -12,8 +12,8 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Log files go to a private folder (inherited by the quarry processes tests start), never the user's.
 os.environ["QUARRY_LOG_DIR"] = tempfile.mkdtemp(prefix="quarry-test-logs-")
-# The fast model is distilled once per session into a private cache, readable by the tests that drop to
-# another user (they would otherwise distil it again).
+# Quarry's cache folder (verdicts on index files) is a private one, readable by the tests that drop to
+# another user.
 os.environ["QUARRY_CACHE_DIR"] = tempfile.mkdtemp(prefix="quarry-test-cache-")
 os.chmod(os.environ["QUARRY_CACHE_DIR"], 0o755)
 # Settings shared by the window, `quarry open` and `quarry mcp` (the editor) go to a private folder too.

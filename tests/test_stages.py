@@ -14,13 +14,14 @@ import numpy as np
 import pytest
 
 from desktop_app.cli import _ProgressPrinter
-from desktop_app.embedding.static_model import STATIC_MODEL_ID, StaticEmbedder
+from desktop_app.embedding.static_model import RETIRED_STATIC_MODEL_IDS, STATIC_MODEL_ID, StaticEmbedder
 from desktop_app.indexing.indexer import Indexer, IndexOptions
 from desktop_app.indexing.progress import Progress, ProgressReporter
 from desktop_app.indexing.vector_fill import BATCH, VectorFiller, WantedChunks
 from desktop_app.search.request import SearchRequest
 from desktop_app.store.sqlite.store import SqliteStore
 from desktop_app.worker.operations import Read
+from desktop_app.worker.worker import EngineConfig, Worker
 
 MODEL = "all-MiniLM-L6-v2-int8"
 
@@ -248,3 +249,31 @@ def test_a_wanted_chunk_that_is_also_due_in_order_is_embedded_once(tmp_path):
     finally:
         filler.close()
     assert result.finished and result.embedded == len(files) == store.vector_count(STATIC_MODEL_ID)
+
+
+def test_an_index_made_with_the_distilled_fast_model_moves_to_the_shipped_one_embedding_nothing_else(mixed_copy):
+    """Issue 30: the fast model is now a trained table with an id of its own. An index holding the distilled
+    model's vectors (and none of the new one's) gets the new vectors on its next run and drops the old ones;
+    no chunk goes through the contextual model again."""
+    root, db = mixed_copy
+    old = RETIRED_STATIC_MODEL_IDS[0]
+    store = SqliteStore(db)
+    try:
+        store.register_model(old, 256, "fast")
+        store.add_vectors(old, [(i, np.full(256, 1 / 16, np.float32), None) for i in store.chunks_without_vectors(old)])
+        store.activate_model(MODEL, keep=[old])  # as an earlier build left it: no vector of the shipped model
+        assert len(store.vector_ids(STATIC_MODEL_ID)) == 0
+    finally:
+        store.close()
+    worker = Worker(EngineConfig(db)).start()
+    try:
+        stats = worker.index(root).result()
+    finally:
+        worker.close()
+    assert stats.chunks_embedded == 0 and stats.chunks_fast == stats.chunks_total
+    store = SqliteStore(db)
+    try:
+        assert store.model_source(old) is None and store.active_model() == MODEL
+        assert store.chunks_without_vectors(STATIC_MODEL_ID) == [] and store.chunks_without_vectors(MODEL) == []
+    finally:
+        store.close()

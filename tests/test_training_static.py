@@ -35,9 +35,8 @@ def _corpus(root: Path) -> list[SourceFile]:
 
 def test_the_training_texts_are_what_the_index_embeds_sampled_evenly_by_language(tmp_path):
     files = _corpus(tmp_path / "corpus")
-    tokenizer = Tokenizer.from_file(str(TOKENIZER))
-    texts = training_texts(files, tokenizer, per_language=20, seed=1)
-    assert texts == training_texts(files, tokenizer, per_language=20, seed=1)  # the same corpus, the same texts
+    texts = training_texts(files, TOKENIZER, per_language=20, seed=1)
+    assert texts == training_texts(files, TOKENIZER, per_language=20, seed=1)  # the same corpus, the same texts
     languages = {t["language"] for t in texts}
     assert languages == {f.language for f in files}
     assert all(sum(t["language"] == lang for t in texts) <= 20 for lang in languages)
@@ -45,6 +44,9 @@ def test_the_training_texts_are_what_the_index_embeds_sampled_evenly_by_language
     assert {"document", "name"} <= kinds
     document = next(t["text"] for t in texts if t["kind"] == "document")
     assert any(document.startswith(f.rel_path + "\n") for f in files)  # the header the index gives a chunk
+    # Cut as the index cuts them: whole definitions, not a line or two (a padding tokenizer made every line
+    # count 128 tokens).
+    assert max(t["text"].count("\n") for t in texts if t["kind"] == "document") >= 5
 
     stored = tmp_path / "texts.jsonl.xz"
     write_texts(texts, stored)
@@ -53,7 +55,7 @@ def test_the_training_texts_are_what_the_index_embeds_sampled_evenly_by_language
 
 def test_training_moves_the_table_towards_the_teacher_and_writes_the_app_format(tmp_path):
     files = _corpus(tmp_path / "corpus")
-    texts = training_texts(files, Tokenizer.from_file(str(TOKENIZER)), per_language=60, seed=1)
+    texts = training_texts(files, TOKENIZER, per_language=60, seed=1)
     stored = tmp_path / "texts.jsonl.xz"
     write_texts(texts, stored)
     out = tmp_path / "model"

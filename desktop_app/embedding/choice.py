@@ -9,8 +9,8 @@ from .model_spec import default_model_spec, load_model_dir
 from .static_model import STATIC_SOURCE, StaticEmbedder
 from .text_embedder import TextEmbedder
 
-# The model choices besides a model folder: "default" (all-MiniLM-L6-v2, contextual) and "fast" (its
-# distilled static vectors, for machines too slow for the contextual model).
+# The model choices besides a model folder: "default" (all-MiniLM-L6-v2, contextual) and "fast" (Quarry's own
+# static code model, for machines too slow for the contextual model).
 MODEL_CHOICES = ("default", STATIC_SOURCE)
 
 

@@ -1,78 +1,58 @@
-"""The fast model: token vectors distilled from the default model (see distill.py), averaged per text.
+"""The fast model: Quarry's own static code model, a token table averaged per text.
 
-A text's vector is the normalised sum of its tokens' weighted vectors, so embedding costs a
-tokenizer pass and a gather: ~100x the contextual model's throughput on a CPU. Identifiers are
-followed by their words first (`parseHeader` -> `parseHeader parse header`), which WordPiece alone
-splits badly: measured on the stdlib dev set, semantic-only nl MRR@10 over all chunks went from
-0.292 to 0.343 (words in place of identifiers: 0.313; corpus IDF weights on top: 0.347, not worth
-tying vectors to one corpus; centring on the corpus mean: 0.230). It is the semantic
-layer of a first index (stage 2) while the contextual model catches up, and a model of its own
-("fast") for machines too slow for the contextual one.
+The table ships in resources/models/quarry-static-code-256/ (its card says how it was trained: the default
+model as teacher over 215,000 chunks, names and outlines of 314 permissively licensed packages in 17
+languages, desktop_app/training/). It replaced a table distilled from the default model on first use (each
+token alone through MiniLM, PCA, Zipf-rank SIF weights), which froze a machine's first index for 20-40 s
+and ranked worse: semantic mode alone, stdlib dev nl MRR@10 0.362 -> 0.422, semble-dev NDCG@10 0.669 -> 0.709.
+
+A text's vector is the normalised sum of its tokens' vectors, so embedding costs a tokenizer pass and a
+gather: ~100x the contextual model's throughput on a CPU. Identifiers are followed by their words first
+(`parseHeader` -> `parseHeader parse header`), which WordPiece alone splits badly (measured with the distilled
+table on the stdlib dev set, semantic-only nl MRR@10 0.292 -> 0.343), and the table was trained on text read
+the same way. It is the semantic layer of a first index (stage 2) while the contextual model catches up, and
+a model of its own ("fast") for machines too slow for the contextual one.
 """
 
 from __future__ import annotations
 
-import logging
-import os
-import tempfile
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 from tokenizers import Tokenizer
 
 from desktop_app.assets import resource_path
-from desktop_app.cache_folder import user_cache_folder
 from desktop_app.identifiers import expand_identifiers
 
-from .distill import STATIC_DIMS, distill
-from .model_spec import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256, DEFAULT_TOKENIZER_SHA256, TOKENIZER_FILE, verify_sha256
+from .model_spec import DEFAULT_MODEL_ID, DEFAULT_TOKENIZER_SHA256, TOKENIZER_FILE, verify_sha256
 
-STATIC_MODEL_ID = "quarry-static-minilm-256"
+STATIC_MODEL_ID = "quarry-static-code-256"
+# Earlier fast models: an index that holds their vectors drops them on its next run (worker.Engine.index).
+RETIRED_STATIC_MODEL_IDS = ("quarry-static-minilm-256",)
 STATIC_SOURCE = "fast"
+STATIC_DIMS = 256
 CODES_FILE = "codes.npy"  # int8 (vocabulary, dims): each row's values over its scale
 SCALES_FILE = "scales.npy"  # float32 (vocabulary,)
-# Chunks are sized for the model the vectors were distilled from, so both layers share one chunking.
+CODES_SHA256 = "abc72d4fe6f699e3bc3eaf6a82cd68c758dc83ba1116a7c7d8a02386205353ad"
+SCALES_SHA256 = "f0577e42947249030da2ac4f47050aaf83e7f6b30d093908b5699057b66686dd"
+# Chunks are sized for the default model's tokenizer, which the table shares, so both layers share one chunking.
 MAX_TOKENS = 256
 
-_log = logging.getLogger(__name__)
 
-
-def cache_dir() -> Path:
-    """Where the distilled table is kept (QUARRY_CACHE_DIR overrides the user cache folder); named after the
-    default model's hash, so another model file gets its own table."""
-    return user_cache_folder() / f"{STATIC_MODEL_ID}-{DEFAULT_MODEL_SHA256[:12]}"
-
-
-def _cached_table() -> tuple[np.ndarray, np.ndarray]:
-    """The distilled table: from the cache, or distilled now (~20 s, once per machine) and cached. A cache
-    that cannot be written (a read-only home) only costs distilling again next time. Plain .npy files:
-    reading an .npz needs zipfile, which a process that dropped its privileges may not be able to import."""
-    folder = cache_dir()
-    try:
-        codes = np.load(folder / CODES_FILE, allow_pickle=False)
-        scales = np.load(folder / SCALES_FILE, allow_pickle=False)
-        if codes.shape == (len(scales), STATIC_DIMS):
-            return codes, scales
-    except (OSError, ValueError):
-        pass  # missing, unreadable or damaged: distil again
-    _log.info("distilling the fast model from the default one (once; cached in %s)", folder)
-    codes, scales = distill()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, array in ((SCALES_FILE, scales), (CODES_FILE, codes)):
-            with tempfile.NamedTemporaryFile(dir=folder, suffix=".npy", delete=False) as handle:
-                np.save(handle, array, allow_pickle=False)
-            os.chmod(handle.name, 0o644)  # a temporary file is private; the table is not
-            os.replace(handle.name, folder / name)  # whole or absent, also with two processes distilling
-    except OSError as exc:
-        _log.warning("could not cache the fast model in %s: %s", folder, exc)
-    return codes, scales
+def _table() -> np.ndarray:
+    """The shipped table as float32 (vocabulary, dims), each file checked against its sha256 first."""
+    arrays = []
+    for name, digest in ((CODES_FILE, CODES_SHA256), (SCALES_FILE, SCALES_SHA256)):
+        path = resource_path("models", STATIC_MODEL_ID, name)
+        verify_sha256(path, digest)
+        arrays.append(np.load(path, allow_pickle=False))
+    codes, scales = arrays
+    return codes.astype(np.float32) * scales[:, None]
 
 
 class StaticEmbedder:
-    """Embeds with the distilled token vectors; loading reads ~8 MB (distilled on first use on a machine)."""
+    """Embeds with the shipped token vectors; loading reads 7.9 MB."""
 
     def __init__(self) -> None:
         self._table: np.ndarray | None = None
@@ -96,9 +76,8 @@ class StaticEmbedder:
         with self._lock:
             if self._table is not None:
                 return
-            codes, scales = _cached_table()
             self._get_tokenizer()
-            self._table = codes.astype(np.float32) * scales[:, None]
+            self._table = _table()
 
     def _get_tokenizer(self) -> Tokenizer:
         if self._tokenizer is None:

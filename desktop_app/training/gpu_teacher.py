@@ -87,3 +87,33 @@ class GpuTeacher:
                 result[rows] = pooled.cpu().numpy()
                 start += len(rows)
         return result
+
+
+def train_table_on_gpu(
+    table: np.ndarray, ids: list[np.ndarray], targets: np.ndarray, epochs: int, learning_rate: float, batch: int = 1024
+) -> np.ndarray:
+    """static_train.train_table on the GPU: the same loss, batches and lazy Adam (torch's SparseAdam updates
+    only the rows a batch touches, as the numpy version does). numpy took minutes per pass over 200,000 texts
+    on a laptop's cores; this takes seconds."""
+    import torch
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    torch.manual_seed(0)
+    bag = torch.nn.EmbeddingBag.from_pretrained(torch.from_numpy(table.copy()), freeze=False, mode="mean", sparse=True)
+    bag = bag.to(device)
+    optimiser = torch.optim.SparseAdam(list(bag.parameters()), lr=learning_rate)
+    goal = torch.nn.functional.normalize(torch.from_numpy(targets.astype(np.float32)), dim=1).to(device)
+    order = np.array([i for i, t in enumerate(ids) if len(t)])
+    rnd = np.random.default_rng(0)
+    for _ in range(epochs):
+        rnd.shuffle(order)
+        for start in range(0, len(order), batch):
+            rows = order[start : start + batch]
+            flat = torch.from_numpy(np.concatenate([ids[r] for r in rows])).to(device)
+            offsets = torch.from_numpy(np.cumsum([0] + [len(ids[r]) for r in rows[:-1]])).to(device)
+            predicted = torch.nn.functional.normalize(bag(flat, offsets), dim=1)
+            loss = (1 - (predicted * goal[torch.from_numpy(rows).to(device)]).sum(dim=1)).mean()
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+    return bag.weight.detach().cpu().numpy().astype(np.float32)

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..identifiers import expand_identifiers
-from .gpu_teacher import GpuTeacher
+from .gpu_teacher import GpuTeacher, train_table_on_gpu
 from .text_file import read_texts
 
 STATIC_DIMS = 256
@@ -200,7 +200,10 @@ def train(
     weights = sif_weights(ids, vocab)
     cosine: dict[str, float] = {"distilled-sif": mean_cosine(initial * weights[:, None], ids[:held], targets[:held])}
     for epochs, rate in schedules:
-        trained = train_table(initial, ids[held:], targets[held:], epochs, rate)
+        if isinstance(runner, GpuTeacher):
+            trained = train_table_on_gpu(initial, ids[held:], targets[held:], epochs, rate)
+        else:
+            trained = train_table(initial, ids[held:], targets[held:], epochs, rate)
         for suffix, table in (("plain", trained), ("sif", trained * weights[:, None])):
             name = f"{epochs}-{rate:g}-{suffix}"
             cosine[name] = mean_cosine(table, ids[:held], targets[:held])

@@ -34,8 +34,13 @@ class SourceFile:
     language: str
 
 
-def training_texts(files: Iterable[SourceFile], tokenizer: Tokenizer, per_language: int, seed: int) -> list[dict]:
+def training_texts(files: Iterable[SourceFile], tokenizer_path: Path, per_language: int, seed: int) -> list[dict]:
     """Up to `per_language` texts of each language: {"text", "kind" (document|name|outline), "language"}."""
+    tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    # tokenizer.json files often carry fixed padding (to 128 here): every line would count 128 tokens and
+    # every chunk be a line or two.
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
     by_language: dict[str, list[SourceFile]] = defaultdict(list)
     for source in files:
         by_language[source.language].append(source)
@@ -77,13 +82,13 @@ def _file_texts(source: SourceFile, tokenizer: Tokenizer) -> Iterator[dict]:
 
 
 def source_files(corpus_index: Path) -> Iterator[SourceFile]:
-    """The corpus's code files, from its JSONL index (one {"path", "package", ...} object per line, paths
-    relative to the index's folder), with the language Quarry's own classifier gives each."""
+    """The corpus's code files, from its JSONL index (corpus.py: one {"path", "rel_path", ...} object per line,
+    `path` relative to the index's folder, `rel_path` inside its package), each with the language Quarry's own
+    classifier gives it (None for what the index would not treat as code)."""
     root = corpus_index.parent
     with open(corpus_index, encoding="utf-8") as lines:
         for line in lines:
             entry = json.loads(line)
-            rel_path = entry["path"]
-            kind = classify(rel_path)
+            kind = classify(entry["rel_path"])
             if kind is not None and kind.kind == "code":
-                yield SourceFile(root / rel_path, rel_path, kind.language)
+                yield SourceFile(root / entry["path"], entry["rel_path"], kind.language)

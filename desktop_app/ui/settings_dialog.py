@@ -49,7 +49,7 @@ class Preferences:
 _MODEL_LABELS = {
     "index": "The index's own model (Default for a new index)",
     "default": "Default: all-MiniLM-L6-v2 (best results)",
-    "fast": "Fast: its static distillation (for slow machines)",
+    "fast": "Fast: Quarry's static code model (for slow machines)",
     "folder": "From a folder…",
 }
 

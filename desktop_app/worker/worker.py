@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from ..embedding import ModelError
 from ..embedding.choice import configured_embedder, embedder_for_source
-from ..embedding.static_model import STATIC_MODEL_ID, StaticEmbedder
+from ..embedding.static_model import RETIRED_STATIC_MODEL_IDS, STATIC_MODEL_ID, StaticEmbedder
 from ..embedding.text_embedder import TextEmbedder
 from ..identifiers import qualified
 from ..indexing.indexer import Indexer, IndexingError, IndexOptions, IndexStats
@@ -191,6 +191,18 @@ class Engine:
             self.searcher = self._searcher(embedder)
         return finished
 
+    def _retire_old_fast_models(self) -> None:
+        """Drop the vectors of an earlier fast model beside another active one: this run's fast stage gives
+        every chunk of the folder a vector of the current one, and searches read only the current one's.
+        (Where an earlier fast model is the active one, the run re-embeds with the current one and the
+        switch drops it.)"""
+        active = self.store.active_model()
+        retired = [m for m in RETIRED_STATIC_MODEL_IDS if m != active and self.store.model_source(m) is not None]
+        if active is not None and retired:
+            assert self.embedder is not None  # index() checked
+            self.store.activate_model(active, keep=[STATIC_MODEL_ID, self.embedder.model_id])
+            _log.info("dropped the vectors of earlier fast models: %s", ", ".join(retired))
+
     def index(
         self,
         root: Path,
@@ -206,6 +218,7 @@ class Engine:
         dropped = self.store.drop_models_without_vectors(keep=[self.embedder.model_id, STATIC_MODEL_ID])
         if dropped:
             _log.info("dropped models that never got a vector: %s", ", ".join(dropped))
+        self._retire_old_fast_models()
         indexer = Indexer(
             self.store, self.embedder, self.config.index_options, idle=self._idle, fast=self.fast, wanted=self.wanted
         )
