@@ -26,7 +26,7 @@ import pytest
 from desktop_app.search.request import SearchRequest
 from desktop_app.store.sqlite import soundness
 from desktop_app.store.sqlite.connection import move_aside
-from desktop_app.store.sqlite.store import OPEN_CHECK_MAX_BYTES
+from desktop_app.store.sqlite.soundness import OPEN_CHECK_MAX_BYTES
 from desktop_app.worker.worker import EngineConfig, Worker
 
 from .reliability import (

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .batches import epoch_batches, padded_batches
+
 
 def halve(source: Path, target: Path) -> None:
     """Copy a float32 safetensors file as float16."""
@@ -69,23 +71,13 @@ class GpuTeacher:
 
     def embed_ids(self, sequences: list[list[int]], batch_tokens: int = 1 << 18) -> np.ndarray:
         torch = self.torch
-        lengths = np.array([len(s) for s in sequences])
-        order = np.argsort(-lengths, kind="stable")
         result = np.zeros((len(sequences), 384), dtype=np.float32)
-        start = 0
         with torch.inference_mode():
-            while start < len(order):
-                width = int(lengths[order[start]])
-                rows = order[start : start + max(1, batch_tokens // max(width, 1))]
-                ids = np.zeros((len(rows), width), dtype=np.int64)
-                for r, i in enumerate(rows):
-                    ids[r, : lengths[i]] = sequences[i]
-                mask = torch.from_numpy((np.arange(width) < lengths[rows][:, None]).astype(np.int64)).to(self.device)
+            for rows, ids, mask_array in padded_batches(sequences, batch_tokens):
+                mask = torch.from_numpy(mask_array).to(self.device)
                 hidden = self.model(input_ids=torch.from_numpy(ids).to(self.device), attention_mask=mask)[0].float()
                 pooled = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
-                pooled = torch.nn.functional.normalize(pooled, dim=1)
-                result[rows] = pooled.cpu().numpy()
-                start += len(rows)
+                result[rows] = torch.nn.functional.normalize(pooled, dim=1).cpu().numpy()
         return result
 
 
@@ -103,17 +95,12 @@ def train_table_on_gpu(
     bag = bag.to(device)
     optimiser = torch.optim.SparseAdam(list(bag.parameters()), lr=learning_rate)
     goal = torch.nn.functional.normalize(torch.from_numpy(targets.astype(np.float32)), dim=1).to(device)
-    order = np.array([i for i, t in enumerate(ids) if len(t)])
-    rnd = np.random.default_rng(0)
-    for _ in range(epochs):
-        rnd.shuffle(order)
-        for start in range(0, len(order), batch):
-            rows = order[start : start + batch]
-            flat = torch.from_numpy(np.concatenate([ids[r] for r in rows])).to(device)
-            offsets = torch.from_numpy(np.cumsum([0] + [len(ids[r]) for r in rows[:-1]])).to(device)
-            predicted = torch.nn.functional.normalize(bag(flat, offsets), dim=1)
-            loss = (1 - (predicted * goal[torch.from_numpy(rows).to(device)]).sum(dim=1)).mean()
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
+    for rows in epoch_batches(ids, epochs, batch):
+        flat = torch.from_numpy(np.concatenate([ids[r] for r in rows])).to(device)
+        offsets = torch.from_numpy(np.cumsum([0] + [len(ids[r]) for r in rows[:-1]])).to(device)
+        predicted = torch.nn.functional.normalize(bag(flat, offsets), dim=1)
+        loss = (1 - (predicted * goal[torch.from_numpy(rows).to(device)]).sum(dim=1)).mean()
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
     return bag.weight.detach().cpu().numpy().astype(np.float32)

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..identifiers import expand_identifiers
+from .batches import epoch_batches, padded_batches
 from .gpu_teacher import GpuTeacher, train_table_on_gpu
 from .text_file import read_texts
 
@@ -63,24 +64,14 @@ class Teacher:
         return self.embed_ids([[cls, i, sep] for i in range(self.tokenizer.get_vocab_size())])
 
     def embed_ids(self, sequences: list[list[int]], batch_tokens: int = 32768) -> np.ndarray:
-        lengths = np.array([len(s) for s in sequences])
-        order = np.argsort(-lengths, kind="stable")  # similar lengths share a batch: little padding
         result = np.zeros((len(sequences), 384), dtype=np.float32)
-        start = 0
-        while start < len(order):
-            width = int(lengths[order[start]])
-            rows = order[start : start + max(1, batch_tokens // max(width, 1))]
-            ids = np.zeros((len(rows), width), dtype=np.int64)
-            for r, i in enumerate(rows):
-                ids[r, : lengths[i]] = sequences[i]
-            mask = (np.arange(width) < lengths[rows][:, None]).astype(np.int64)
+        for rows, ids, mask in padded_batches(sequences, batch_tokens):
             feed = {"input_ids": ids, "attention_mask": mask}
             if self.feeds_types:
                 feed["token_type_ids"] = np.zeros_like(ids)
             (hidden,) = self.session.run([self.output], feed)
             pooled = np.einsum("bld,bl->bd", hidden.astype(np.float32), mask) / mask.sum(axis=1, keepdims=True)
             result[rows] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-            start += len(rows)
         return result
 
 
@@ -120,32 +111,25 @@ def train_table(
     first, second = np.zeros_like(table), np.zeros_like(table)
     beta1, beta2, eps = 0.9, 0.999, 1e-8
     goal = targets / np.maximum(np.linalg.norm(targets, axis=1, keepdims=True), 1e-12)
-    order = np.array([i for i, t in enumerate(ids) if len(t)])
-    rnd = np.random.default_rng(seed)
-    step = 0
-    for _ in range(epochs):
-        rnd.shuffle(order)
-        for start in range(0, len(order), batch):
-            rows = order[start : start + batch]
-            lengths = np.array([len(ids[r]) for r in rows])
-            flat = np.concatenate([ids[r] for r in rows])
-            owner = np.repeat(np.arange(len(rows)), lengths)
-            mean = np.add.reduceat(table[flat], np.concatenate(([0], np.cumsum(lengths)[:-1])), axis=0)
-            mean /= lengths[:, None]
-            norm = np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12)
-            unit = mean / norm
-            g = goal[rows]
-            # d(1 - unit.g)/d(mean) = -(g - (unit.g) unit) / |mean|, shared by the text's tokens / length.
-            d_mean = -(g - (unit * g).sum(axis=1, keepdims=True) * unit) / norm / len(rows)
-            d_token = d_mean[owner] / lengths[owner][:, None]
-            sort = np.argsort(flat, kind="stable")
-            touched, starts = np.unique(flat[sort], return_index=True)
-            grad = np.add.reduceat(d_token[sort], starts, axis=0)
-            step += 1
-            first[touched] = beta1 * first[touched] + (1 - beta1) * grad
-            second[touched] = beta2 * second[touched] + (1 - beta2) * grad * grad
-            corrected = learning_rate * np.sqrt(1 - beta2**step) / (1 - beta1**step)
-            table[touched] -= corrected * first[touched] / (np.sqrt(second[touched]) + eps)
+    for step, rows in enumerate(epoch_batches(ids, epochs, batch, seed), start=1):
+        lengths = np.array([len(ids[r]) for r in rows])
+        flat = np.concatenate([ids[r] for r in rows])
+        owner = np.repeat(np.arange(len(rows)), lengths)
+        mean = np.add.reduceat(table[flat], np.concatenate(([0], np.cumsum(lengths)[:-1])), axis=0)
+        mean /= lengths[:, None]
+        norm = np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12)
+        unit = mean / norm
+        g = goal[rows]
+        # d(1 - unit.g)/d(mean) = -(g - (unit.g) unit) / |mean|, shared by the text's tokens / length.
+        d_mean = -(g - (unit * g).sum(axis=1, keepdims=True) * unit) / norm / len(rows)
+        d_token = d_mean[owner] / lengths[owner][:, None]
+        sort = np.argsort(flat, kind="stable")
+        touched, starts = np.unique(flat[sort], return_index=True)
+        grad = np.add.reduceat(d_token[sort], starts, axis=0)
+        first[touched] = beta1 * first[touched] + (1 - beta1) * grad
+        second[touched] = beta2 * second[touched] + (1 - beta2) * grad * grad
+        corrected = learning_rate * np.sqrt(1 - beta2**step) / (1 - beta1**step)
+        table[touched] -= corrected * first[touched] / (np.sqrt(second[touched]) + eps)
     return table
 
 

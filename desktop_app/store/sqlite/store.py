@@ -60,17 +60,6 @@ _WITHOUT_OUTLINE = (
 )
 IN_BATCH = 500  # values per `IN (...)` list, well under SQLite's limit on bound parameters
 
-# Damage (a failing disk, a stray write) can be on any page, and only reading every page finds it. PRAGMA
-# quick_check measured 1.1-1.3 ms per MB with the file in the page cache and 3-4 ms per MB read from the disk:
-# 92 ms / 346 ms for an 83 MB index (28,000 chunks), 0.85 s / 2.0 s for a 684 MB one (230,000 chunks), where a
-# whole `quarry scopes` takes 0.4 s. quick_check(N) stops after N errors, so on a sound file it reads as much,
-# and SQLite itself already refuses a file shorter than its header's page count. So an open checks every page
-# of an index up to this size (about 40 ms, or 130 ms from the disk); a bigger index is checked when it is not
-# exactly as it was last found sound (soundness.known_sound), so every command, a search's history write
-# included, learns of damage before it writes, and a big index is read whole once per change, not by every
-# command. Every index run, re-embed or removal checks every page again first (check_intact).
-OPEN_CHECK_MAX_BYTES = 32 << 20
-
 
 def _in_batches(values: Sequence) -> Iterator[tuple[list, str]]:
     """(values, "?,?,...") in runs short enough for one `IN (...)` list."""
@@ -97,9 +86,8 @@ class SqliteStore:
         try:
             with translate_errors(self.path):
                 check_version(conn, self.path)  # before anything is written: the file may be another program's
-                page_bytes = query_value(conn, int, "PRAGMA page_size")
-                small = query_value(conn, int, "PRAGMA page_count") * page_bytes <= OPEN_CHECK_MAX_BYTES
-                if small or not soundness.known_sound(self.path):
+                size = query_value(conn, int, "PRAGMA page_count") * query_value(conn, int, "PRAGMA page_size")
+                if soundness.needs_check(self.path, size):
                     soundness.check_pages(self.path)
                 use_wal(conn)
                 migrate(conn, self.path)
@@ -118,7 +106,7 @@ class SqliteStore:
         return self._conn.total_changes() - self._history_rows, self._rows("PRAGMA data_version")[0][0]
 
     def check_intact(self) -> None:
-        """Raise StoreUnusable when any page of the index is damaged; reads all of it (see OPEN_CHECK_MAX_BYTES)."""
+        """Raise StoreUnusable when any page of the index is damaged; reads all of it (see soundness.py)."""
         soundness.check_pages(self.path)
 
     def close(self) -> None:
