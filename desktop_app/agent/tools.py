@@ -163,8 +163,11 @@ class AgentTools:
     async def read_span(self, path: str, start_line: int, end_line: int) -> dict[str, Any]:
         if start_line < 1 or end_line < start_line:
             raise ToolFailure(f"lines {start_line}-{end_line} are not a span: need 1 <= start_line <= end_line")
-        default = await self._await(self.worker.scope_containing(self.cwd))
-        resolved = self._path(path, "path", Path(default.root) if default else self.cwd)
+        base = None  # a relative path is read from the indexed folder holding the working folder
+        if not (path.startswith("~") or Path(path).is_absolute()):
+            default = await self._await(self.worker.scope_containing(self.cwd))
+            base = Path(default.root) if default else self.cwd
+        resolved = self._path(path, "path", base)
         scope = await self._await(self.worker.scope_containing(resolved))
         if scope is None:
             raise ToolFailure(f"{path} is outside every indexed folder; only indexed files can be read")

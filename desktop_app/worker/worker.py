@@ -106,6 +106,7 @@ class Engine:
         self.wanted = WantedChunks()
         self._idle = idle
         self.searcher = self._searcher_for_active_model()
+        self._models_tidied = False  # see index()
         # Lists read from the store for Quick Open, Go to Symbol and the filter bar (a scope's paths, its
         # symbols, its languages), kept until the next write.
         self.listings: UntilNextWrite[tuple[str, str], Any] = UntilNextWrite(lambda: self.store.generation)
@@ -191,6 +192,15 @@ class Engine:
             self.searcher = self._searcher(embedder)
         return finished
 
+    def _tidy_models(self) -> None:
+        # A model recorded but never given a vector is a switch begun and abandoned (searches of earlier builds
+        # began one and stopped at once): its tables would stay for good. This run's model is about to get its.
+        assert self.embedder is not None  # index() checked
+        dropped = self.store.drop_models_without_vectors(keep=[self.embedder.model_id, STATIC_MODEL_ID])
+        if dropped:
+            _log.info("dropped models that never got a vector: %s", ", ".join(dropped))
+        self._retire_old_fast_models()
+
     def _retire_old_fast_models(self) -> None:
         """Drop the vectors of an earlier fast model beside another active one: this run's fast stage gives
         every chunk of the folder a vector of the current one, and searches read only the current one's.
@@ -213,12 +223,9 @@ class Engine:
         """Index `root` (see Indexer.index; `add` False: only if it is in the index)."""
         if self.embedder is None:
             raise ModelError(self.model_error or "no embedding model")
-        # A model recorded but never given a vector is a switch begun and abandoned (searches of earlier builds
-        # began one and stopped at once): its tables would stay for good. This run's model is about to get its.
-        dropped = self.store.drop_models_without_vectors(keep=[self.embedder.model_id, STATIC_MODEL_ID])
-        if dropped:
-            _log.info("dropped models that never got a vector: %s", ", ".join(dropped))
-        self._retire_old_fast_models()
+        if not self._models_tidied:  # what earlier builds left: once per engine, not on every watched save
+            self._tidy_models()
+            self._models_tidied = True
         indexer = Indexer(
             self.store, self.embedder, self.config.index_options, idle=self._idle, fast=self.fast, wanted=self.wanted
         )

@@ -32,8 +32,9 @@ VERDICTS_FOLDER = "index-verdicts"
 # included, learns of damage before it writes, and a big index is read whole once per change, not by every
 # command. Every index run, re-embed or removal checks every page again first (SqliteStore.check_intact).
 OPEN_CHECK_MAX_BYTES = 32 << 20
-# A verdict is kept only for an index over that size: a smaller one is checked at every open anyway, so a
-# search's history write costs it no file in the cache folder.
+# A verdict is kept only for an index over that size (a smaller one is checked at every open anyway), after a
+# check and when a process that wrote closes the index: not after each write transaction, which would add a
+# file write to every batch of an index run and to every search's history row.
 
 
 def check_pages(path: Path) -> None:

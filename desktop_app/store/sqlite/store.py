@@ -114,7 +114,7 @@ class SqliteStore:
         # Closing checkpoints the WAL; if that fails (full disk, damaged file) the WAL keeps the data.
         with contextlib.suppress(apsw.Error):
             self._conn.close()
-        if wrote:
+        if wrote:  # found sound when opened, so sound after this process's writes too (soundness.py)
             soundness.remember_sound(self.path)
 
     def _rows(self, sql: str, args: Sequence = ()) -> list[tuple]:
@@ -123,11 +123,9 @@ class SqliteStore:
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
-        """One write transaction; SQLite's errors come out as StoreErrors that say what to do. The file was
-        found sound when opened, so what it is after this process's write is sound too."""
+        """One write transaction; SQLite's errors come out as StoreErrors that say what to do."""
         with translate_errors(self.path), write_transaction(self._conn):
             yield
-        soundness.remember_sound(self.path)
 
     # --- models ---------------------------------------------------------------------------------
 
