@@ -22,7 +22,6 @@ import sys
 import threading
 import weakref
 from collections.abc import Sequence
-from functools import lru_cache
 
 # The argument that makes the standalone bundle's executable the child (installer/quarry_main.py): a frozen
 # program has no interpreter to hand a script to.
@@ -100,7 +99,6 @@ def serve() -> int:
     """The child: requests on stdin, each a JSON line [pattern, flags, seconds, [[offset, bytes, spans], ...]]
     followed by the pieces' text in UTF-8 (JSON would take 1.5 ms to write and read 400 KB of code, UTF-8 0.03),
     each answered with one line of the matches' offsets [start, end, start, end, ...], until stdin closes."""
-    compiled = lru_cache(maxsize=8)(re.compile)
     source, out = sys.stdin.buffer, sys.stdout.buffer
     try:
         while line := source.readline():
@@ -108,7 +106,7 @@ def serve() -> int:
             texts = [source.read(size).decode() for _, size, _ in pieces]
             if hasattr(signal, "setitimer"):  # SIGALRM's default action ends the process, even inside `re`
                 signal.setitimer(signal.ITIMER_REAL, seconds)
-            regex = compiled(pattern, flags)
+            regex = re.compile(pattern, flags)
             found: list[int] = []
             for (offset, _, spans), text in zip(pieces, texts, strict=True):
                 for start, end in spans:

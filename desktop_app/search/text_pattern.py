@@ -39,8 +39,11 @@ _WORD_BEYOND_ASCII = r"[^\W\x00-\x7f]"
 _SPACE_BEYOND_RE2 = r"[^\S\t\n\f\r ]"
 _DOTTED_I = "[\u0130\u0131]"
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
-# Not a word character, as RE2 reads one: on the lines RE2 matches, no letter or digit goes beyond ASCII.
-_NOT_WORD = "[^0-9A-Za-z_]"
+# Word characters as RE2 reads them: on the lines RE2 matches, no letter or digit goes beyond ASCII. The
+# pattern's class and text search's byte test (WORD_BYTES) are made from this one list.
+_WORD_CLASS = "0-9A-Za-z_"
+_NOT_WORD = f"[^{_WORD_CLASS}]"
+WORD_BYTES = frozenset(b for b in range(128) if re.fullmatch(f"[{_WORD_CLASS}]", chr(b)))
 
 
 @dataclass(frozen=True)

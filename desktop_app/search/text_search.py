@@ -29,7 +29,7 @@ from ..store.until_next_write import UntilNextWrite
 from .bounded_re import BoundedRe, Piece
 from .request import SearchError
 from .results import SearchResult
-from .text_pattern import Re2Pattern, TextPattern
+from .text_pattern import WORD_BYTES, Re2Pattern, TextPattern
 
 # Lines of one file listed with their matches; a file with more says how many in its count. A regex such as
 # `.` matches every line: without a cap one result could carry a whole repository.
@@ -168,7 +168,6 @@ class _Lines:
 _Found = dict[tuple[int, int], tuple[int, str]]  # (line, start column) -> (end column, line text)
 # A place where a match may start with `word`: the text's start, or after a byte that is no ASCII letter, digit
 # or _ (a byte of a character beyond ASCII is no word character on the lines RE2 matches, Re2Pattern.differs_on).
-_WORD_BYTES = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 # A pattern that can look behind where it starts (a look-behind, \A) is given the whole text around the lines
 # `re` runs on; any other gets only those lines.
 _LOOKS_BACK = re.compile(r"\(\?<[=!]|\\A")
@@ -268,7 +267,7 @@ def _re2_spans(pattern: Re2Pattern, text: str) -> list[tuple[int, int]]:
             m = pattern.find.search(data, pos)
             group = 0
         else:
-            m = pattern.at.match(data, pos) if pos == 0 or data[pos - 1] not in _WORD_BYTES else None
+            m = pattern.at.match(data, pos) if pos == 0 or data[pos - 1] not in WORD_BYTES else None
             m = m or pattern.find.search(data, pos)
             group = 1
         if m is None:
