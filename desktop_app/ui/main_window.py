@@ -10,7 +10,6 @@ import asyncio
 import dataclasses
 import logging
 import sys
-import time
 import traceback
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
@@ -54,6 +53,7 @@ from ..search.request import MODES, SearchFilters, SearchRequest, TextOptions
 from ..search.results import SearchResponse, SearchResult
 from ..search.term_spans import term_spans
 from ..session.model import SessionModel
+from ..session.search_session import Enter, SearchSession
 from ..store.errors import Remedy, ScopeRemoved, StoreError, StoreUnusable
 from ..store.location import StoreLocation, default_location, move_aside
 from ..store.postgres.connection import display_url
@@ -85,7 +85,6 @@ RESULT_LIMIT = 30  # hits in the tree; more rarely helps and makes each keystrok
 # keep 28 and 25 (the noise this is for).
 RELATIVE_CUTOFF = 0.4
 HISTORY_READ = 500  # recent searches read (all projects) to find this project's
-HISTORY_SHOWN = 20  # distinct queries offered, newest first
 MIN_SIZE = (1100, 700)
 _MODE_LABELS = {"hybrid": "&Hybrid", "semantic": "&Semantic", "exact": "N&ames", "text": "&Text"}
 # "exact" (the command line's name) matched names and keywords, not exact text: users read "Exact" as a
@@ -98,14 +97,6 @@ _MODE_TIPS = {
     "exact": "Names and keywords only, without the model",
     "text": "Every line holding the text as typed, like grep",
 }
-
-
-# The open query runs again by itself at most this often while its project is being indexed.
-RERUN_INTERVAL_S = 1.0
-
-
-def _identity(result: SearchResult) -> tuple[str, str, int]:
-    return result.scope_root, result.path, result.start_line
 
 
 class MainWindow(QMainWindow):
@@ -125,14 +116,13 @@ class MainWindow(QMainWindow):
         self.live = LiveSearch(bridge, parent=self)
         # Project, indexed folders, mode and filters live in a Qt-free model; the window draws what it says.
         self.session = SessionModel(settings.mode)
+        # The search rules (the selection kept across answers, Enter, re-runs while indexing, handed-over
+        # queries, history) live in a Qt-free object too; the window tells it what happened and does as it says.
+        self.search_session = SearchSession()
         self.last_response: SearchResponse | None = None
-        self._search_on_progress = False  # a search failed because the project's first index had just begun
-        # While the open project is indexed, its query runs again as new files and vectors land: at most once
-        # per RERUN_INTERVAL_S on this clock (injectable, so tests need not wait on real time), keeping the
-        # result the user had selected.
-        self.rerun_clock: Callable[[], float] = time.monotonic
-        self._last_rerun = float("-inf")
-        self._rerunning = False  # the next answer is a re-run's: it keeps the result selected when it arrives
+        self._placing = False  # the window itself is moving the selection (an answer arrived): not the user's pick
+        self._previewed: PreviewTarget | None = None  # what the preview was last asked for (it may still be reading)
+        self._rerun_seq = -1  # the sequence number of the last search the window re-ran by itself
         self._tasks: set[asyncio.Task] = set()
         self._applying: set[asyncio.Task] = set()  # change notices being applied (project list, search)
         # The index file used when Settings names no team index; the app sets it from --db or QUARRY_DB.
@@ -169,6 +159,14 @@ class MainWindow(QMainWindow):
     @property
     def mode(self) -> str:
         return self.session.mode
+
+    @property
+    def rerun_clock(self) -> Callable[[], float]:
+        return self.search_session.clock
+
+    @rerun_clock.setter
+    def rerun_clock(self, clock: Callable[[], float]) -> None:
+        self.search_session.clock = clock
 
     # --- construction ---------------------------------------------------------------------------
 
@@ -342,14 +340,14 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         self.search_bar.textEdited.connect(self._on_text_edited)
-        self.search_bar.submitted.connect(self.search_now)
+        self.search_bar.submitted.connect(self._on_submitted)
         self.search_bar.move_requested.connect(self.tree.move_hits)
         self.search_bar.open_requested.connect(self.open_in_editor)
         self.search_bar.clear_requested.connect(self.clear_search)
         self.search_bar.history_requested.connect(lambda: self.spawn(self.show_history()))
         self.live.answered.connect(self._on_answered)
         self.live.failed.connect(self._on_search_failed)
-        self.tree.result_changed.connect(self.show_result)
+        self.tree.result_changed.connect(self._on_result_changed)
         self.tree.result_activated.connect(self.show_result)
         self.tree.open_requested.connect(self.open_in_editor)
         self.projects.activated.connect(self._on_project_chosen)
@@ -486,9 +484,8 @@ class MainWindow(QMainWindow):
             return
         if notice.changes & (Change.SCOPES | Change.CONTENT):
             await self.refresh_projects()
-        affects_search = notice.changes & (Change.CONTENT | Change.MODEL) and notice.concerns(self.project)
-        if affects_search and self.search_bar.text().strip():
-            self.search_now()  # show the new content
+        if self.search_session.touches(notice, self.project) and self.search_bar.text().strip():
+            self.rerun_search()  # show the new content
         if notice.operation == UPDATE:
             self.files_updated.emit(notice.roots[0])
 
@@ -669,17 +666,16 @@ class MainWindow(QMainWindow):
             self.progress.show_progress(p)
         if p.phase != "in_progress" or p.root != self.project:
             return
-        if self._search_on_progress:
-            self._search_on_progress = False
+        if self.search_session.search_on_progress:
+            self.search_session.search_on_progress = False
             self.search_now()
-        elif self.search_bar.text().strip() and self.rerun_clock() - self._last_rerun >= RERUN_INTERVAL_S:
+        elif self.search_bar.text().strip() and self.search_session.rerun_due():
             self.rerun_search()
 
     def rerun_search(self) -> None:
-        """Run the open query again for what the index run has added, keeping the selected result."""
-        self._last_rerun = self.rerun_clock()
-        self._rerunning = True
-        self.search_now()
+        """Run the open query again for what the index has gained, keeping the result the user picked."""
+        if self.search_now() is not None:
+            self._rerun_seq = self.live.seq
 
     def _on_indexing_changed(self, running: bool) -> None:
         self.act_cancel_index.setEnabled(running)
@@ -777,16 +773,9 @@ class MainWindow(QMainWindow):
 
     async def show_history(self) -> None:
         """The project's recent searches (those run with Enter, and the command line's), newest first."""
-        entries = await self.bridge.history(HISTORY_READ)
-        project = self.project
-        queries: list[str] = []
-        for entry in entries:
-            if project is not None and project not in (entry.scope_root or "").split(","):
-                continue
-            if entry.query not in queries:
-                queries.append(entry.query)
+        queries = self.search_session.history(await self.bridge.history(HISTORY_READ), self.project)
         if queries:
-            self.search_bar.show_history(queries[:HISTORY_SHOWN])
+            self.search_bar.show_history(queries)
         else:
             self.statusBar().showMessage("No searches in this project yet: Enter records the query in the bar.", 4000)
 
@@ -812,11 +801,8 @@ class MainWindow(QMainWindow):
         return self.live.run_now(request) if request is not None else None
 
     def _on_answered(self, seq: int, response: SearchResponse) -> None:
-        current = self.tree.current_result() if self._rerunning else None
-        keep = _identity(current) if current is not None else None
-        self._rerunning = False
         self.last_response = response
-        self.tree.show_response(response, self.act_group.isChecked())
+        self._place(response)
         self._show_response_notes(response)
         if response.files_matched is not None:  # text mode
             if response.text_stopped_after_s is not None:
@@ -835,12 +821,41 @@ class MainWindow(QMainWindow):
             )
         self.statusBar().showMessage(found, 4000)
         self.engine_status.show_coverage(response.coverage)
-        self.results_shown.emit(seq)
-        if response.results:
-            hits = [_identity(hit) for hit in self.tree.results.hits]
-            self.tree.select_hit(hits.index(keep) if keep in hits else 0)
-        else:
+        if not response.results:
             self.preview.show_message(f"No results for “{response.query}”.")
+        self.results_shown.emit(seq)
+
+    def _place(self, response: SearchResponse) -> None:
+        """Draw `response` in the tree and select what the session says: the result the user picked, found by
+        what it is, or the top one. The rows the tree passes through meanwhile are neither the user's pick nor
+        previewed (they made the selection and the preview jump to rows nobody chose while indexing re-ran
+        the query)."""
+        self._placing = True
+        try:
+            self.tree.show_response(response, self.act_group.isChecked())
+            position = self.search_session.answered(response.query, self.tree.results.hits)
+            self.tree.select_hit(position)
+        finally:
+            self._placing = False
+        current = self.tree.current_result()
+        if current is not None and self._target(current) != self._previewed:
+            self.show_result(current)  # a re-run that kept the pick leaves its preview (and scroll) as it is
+
+    def _on_result_changed(self, result: SearchResult | None) -> None:
+        if self._placing:
+            return
+        self.search_session.choose(result)  # a click, arrow keys or F4: the user's pick
+        self.show_result(result)
+
+    def _on_submitted(self) -> None:
+        """Enter in the search bar: opens the result the user picked in this query's answer (it used to search
+        again and put the selection back on the first row), else searches now."""
+        current = self.tree.current_result()
+        if self.search_session.enter(self.search_bar.text(), current is not None) is Enter.OPEN:
+            self.show_result(current)
+            self.tree.setFocus(Qt.FocusReason.OtherFocusReason)
+        else:
+            self.search_now()
 
     def _show_response_notes(self, response: SearchResponse) -> None:
         notes = []
@@ -858,7 +873,7 @@ class MainWindow(QMainWindow):
         self.tree.clear_results()
         if self.project in self.bridge.indexing_roots:
             # The first index run has not created the project's scope yet; try again once files are in.
-            self._search_on_progress = True
+            self.search_session.search_on_progress = True
             self.show_message(
                 f"Indexing {Path(self.project).name} has just started; results appear as soon "
                 "as the first files are indexed.",
@@ -870,6 +885,7 @@ class MainWindow(QMainWindow):
 
     def clear_search(self) -> None:
         self.live.clear()
+        self.search_session.cleared()
         self.search_bar.clear()
         self.tree.clear_results()
         self.banner.clear_notice()
@@ -899,11 +915,7 @@ class MainWindow(QMainWindow):
         if self._persist:
             self.settings.group_by_file = self.act_group.isChecked()
         if self.last_response is not None:
-            current = self.tree.current_result()
-            self.tree.show_response(self.last_response, self.act_group.isChecked())
-            hits = [_identity(hit) for hit in self.tree.results.hits]
-            keep = _identity(current) if current is not None else None
-            self.tree.select_hit(hits.index(keep) if keep in hits else 0)
+            self._place(self.last_response)
 
     def _apply_text_options(self) -> None:
         self.session.set_text_options(TextOptions(**{n: act.isChecked() for n, act in self.text_actions.items()}))
@@ -946,21 +958,21 @@ class MainWindow(QMainWindow):
     # --- preview --------------------------------------------------------------------------------
 
     def show_result(self, result: SearchResult | None) -> None:
-        if result is None:
-            self.preview.preview(None)
-            return
-        self.preview.preview(
-            PreviewTarget(
-                result.scope_root,
-                result.path,
-                result.file_sha256,
-                result.start_line,
-                result.end_line,
-                result.language,
-                hit_label(result),
-                result.snippet,
-                self._highlights(result),
-            )
+        if result is not None:
+            self._previewed = self._target(result)
+        self.preview.preview(self._previewed if result is not None else None)
+
+    def _target(self, result: SearchResult) -> PreviewTarget:
+        return PreviewTarget(
+            result.scope_root,
+            result.path,
+            result.file_sha256,
+            result.start_line,
+            result.end_line,
+            result.language,
+            hit_label(result),
+            result.snippet,
+            self._highlights(result),
         )
 
     def _highlights(self, result: SearchResult) -> tuple[tuple[int, int, int], ...]:

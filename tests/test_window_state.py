@@ -1,0 +1,104 @@
+"""The window's state as the user sees it (issue 32): the selection across refreshes, Enter, handed-over
+queries, phases, progress and banners. A real engine on the shared index, driven through pytest-qt."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from .test_gui import open_window, search, wait_preview  # noqa: E402
+
+
+@pytest.fixture
+def window(qtbot, qasync_loop, gui_settings, index_copy, mixed_root):
+    win = open_window(qtbot, gui_settings, index_copy, mixed_root)
+    yield win
+    win.close()
+    win.bridge.shutdown()
+
+
+def previews(win) -> list[tuple[str, int]]:
+    """Every preview the window asks for from now on, as (path, first line)."""
+    asked: list[tuple[str, int]] = []
+    show = win.preview.preview
+
+    def spy(target):
+        if target is not None:
+            asked.append((target.path, target.start_line))
+        show(target)
+
+    win.preview.preview = spy
+    return asked
+
+
+def refresh(win, reorder) -> None:
+    """Re-run the open query as indexing does, answered first with its results in the order `reorder` gives
+    (a refresh while indexing reorders them as vectors arrive); the real re-run's answer lands later."""
+    win.rerun_search()
+    response = win.last_response
+    win.live.answered.emit(win.live.seq, dataclasses.replace(response, results=reorder(response.results)))
+
+
+def settle(qtbot, win) -> None:
+    """Let the real re-run's answer land."""
+    qtbot.waitUntil(lambda: win.live._task is None or win.live._task.done(), timeout=10_000)
+
+
+# --- item 2: the selection ------------------------------------------------------------------------
+
+
+def test_a_refresh_selects_the_top_result_when_the_user_picked_none(qtbot, window):
+    response = search(qtbot, window, "cache capacity evict")
+    wait_preview(qtbot, window)
+    assert len(response.results) >= 3 and window.tree.current_hit_position() == 0
+    asked = previews(window)
+    refresh(window, lambda results: list(reversed(results)))
+    top = window.tree.results.hits[0]
+    # The old top result moved to the last row; the selection did not follow it there.
+    assert window.tree.current_hit_position() == 0
+    assert asked == [(top.path, top.start_line)], asked
+    settle(qtbot, window)
+    assert window.tree.current_hit_position() == 0
+    top = window.tree.results.hits[0]
+    assert asked[-1] == (top.path, top.start_line)
+
+
+def test_a_refresh_keeps_the_result_the_user_picked_and_previews_nothing_else(qtbot, window):
+    search(qtbot, window, "cache capacity evict")
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_Down)
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_Down)
+    wait_preview(qtbot, window)
+    picked = window.tree.current_result()
+    asked = previews(window)
+    for _ in range(2):
+        refresh(window, lambda results: list(reversed(results)))
+        settle(qtbot, window)
+        current = window.tree.current_result()
+        assert (current.path, current.start_line) == (picked.path, picked.start_line)
+    assert set(asked) <= {(picked.path, picked.start_line)}, asked  # no other row was shown meanwhile
+
+
+def test_enter_on_a_picked_result_opens_it_instead_of_searching_again(qtbot, window):
+    search(qtbot, window, "cache capacity evict")
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_Down)
+    wait_preview(qtbot, window)
+    picked = window.tree.current_result()
+    started: list[int] = []
+    window.live.started.connect(started.append)
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_Return)
+    assert started == [] and window.tree.current_hit_position() == 1
+    assert QApplication.focusWidget() is window.tree  # on the result, for Enter/Ctrl+Enter and more arrows
+    assert (window.preview.target.path, window.preview.target.start_line) == (picked.path, picked.start_line)
+    # Another query typed in the bar is searched for by Enter, as before.
+    window.search_bar.setFocus()
+    window.search_bar.setText("multiply two matrices")
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        qtbot.keyClick(window.search_bar, Qt.Key.Key_Return)
+    assert window.last_response.query == "multiply two matrices" and window.tree.current_hit_position() == 0
