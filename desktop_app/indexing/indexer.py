@@ -32,6 +32,7 @@ from .git_worktrees import main_of_linked_worktree, worktrees
 from .path_text import as_latin1, first_non_utf8_name, is_utf8, shown
 from .progress import STAGES, Progress, ProgressReporter
 from .source_reader import UNREADABLE, VANISHED, SkipFile, read_source
+from .step_times import StepTimes
 from .vector_fill import VectorFiller, WantedChunks, record_model
 
 # Room in the model's window for the document header (path, symbol line) and special tokens.
@@ -85,6 +86,7 @@ class IndexStats:
     chunks_embedded: int = 0  # chunks given a vector of the configured model (stage 3)
     tokens_embedded: int = 0
     stages: dict[str, float] = field(default_factory=dict)  # seconds from the start until each stage was done
+    step_seconds: dict[str, float] = field(default_factory=dict)  # seconds each step kept its thread busy (step_times)
     bytes: int = 0
     seconds: float = 0.0
     provider: str = ""
@@ -138,6 +140,7 @@ class Indexer:
         self._parent_id: str | None = None
         self._parent_states: dict[str, FileState] = {}
         self._recut = False  # the scope's files were cut by another chunker version: cut them all again
+        self._times = StepTimes()
 
     @property
     def chunk_tokens(self) -> int:
@@ -156,6 +159,7 @@ class Indexer:
         a folder removed from the index since is not added back). Raises ScopeRemoved when the folder is not in
         the index by the end of the run (another window or command removed it): the removal wins."""
         started = time.monotonic()
+        self._times = StepTimes()
         root = Path(root).expanduser()
         if not root.exists():
             raise IndexingError(f"{root} does not exist")
@@ -195,7 +199,8 @@ class Indexer:
         reporter = ProgressReporter(progress, str(root))
         reporter.update(phase="analyzing")
 
-        selection = select_files(root, self.options.selection, stop)
+        with self._times.step("walk"):
+            selection = select_files(root, self.options.selection, stop)
         candidates = [c for c in selection.candidates if is_utf8(c.rel_path)]
         misnamed = len(selection.candidates) - len(candidates)
         states = self.store.file_states(scope.id)
@@ -255,7 +260,8 @@ class Indexer:
         for stage, model, names_only in steps:
             if model is None or STAGES.index(stage) > last:
                 continue
-            filler = VectorFiller(self.store, model, self._idle, self.wanted, names_only)
+            label = "names" if names_only else stage
+            filler = VectorFiller(self.store, model, self._idle, self.wanted, names_only, self._times, label)
             try:
                 result = filler.fill(reporter, stop, stage)
             finally:
@@ -311,6 +317,7 @@ class Indexer:
                 ]
         stats.files_indexed, stats.chunks_total, stats.bytes = self.store.scope_counts(stats.scope_id)
         stats.seconds = round(time.monotonic() - started, 3)
+        stats.step_seconds = self._times.as_dict()
         stats.cancelled = cancelled
         reporter.update(phase="cancelled" if cancelled else "completed")
         return stats
@@ -393,7 +400,8 @@ class Indexer:
 
     def _prepare(self, cand: Candidate, state: FileState | None) -> _Prepared:
         try:
-            source = read_source(cand.abs_path, self.options.selection)
+            with self._times.step("read"):
+                source = read_source(cand.abs_path, self.options.selection)
         except SkipFile as skip:
             return _Prepared(cand, skip_reason=skip.reason)
         if state is not None and state.status == "indexed" and state.sha256 == source.sha256 and not self._recut:
@@ -401,22 +409,24 @@ class Indexer:
         parent = self._parent_states.get(cand.rel_path)
         if parent is not None and parent.status == "indexed" and parent.sha256 == source.sha256:
             return _Prepared(cand, copy=(source.size, source.sha256))
-        chunks = chunk_file(
-            source.text,
-            cand.language,
-            cand.rel_path,
-            self.embedder.count_tokens,
-            max_tokens=self.chunk_tokens,
-            overlap_tokens=self.options.overlap_tokens,
-        )
-        headers = [document_header(ch, cand.rel_path) for ch in chunks]
-        counts = self.embedder.count_tokens(headers) if chunks else []
-        refs: list[ChunkRef] = []
-        documents: dict[str, _Document] = {}
-        for ordinal, (ch, header) in enumerate(zip(chunks, headers, strict=True)):
-            digest = document_hash(document_text(ch, cand.rel_path, header))
-            documents.setdefault(digest, _Document(ch.text, ch.token_count + counts[ordinal]))
-            refs.append(_ref(ch, digest, ordinal, cand.rel_path))
+        with self._times.step("chunk"):
+            chunks = chunk_file(
+                source.text,
+                cand.language,
+                cand.rel_path,
+                self.embedder.count_tokens,
+                max_tokens=self.chunk_tokens,
+                overlap_tokens=self.options.overlap_tokens,
+            )
+        with self._times.step("tokenise"):
+            headers = [document_header(ch, cand.rel_path) for ch in chunks]
+            counts = self.embedder.count_tokens(headers) if chunks else []
+            refs: list[ChunkRef] = []
+            documents: dict[str, _Document] = {}
+            for ordinal, (ch, header) in enumerate(zip(chunks, headers, strict=True)):
+                digest = document_hash(document_text(ch, cand.rel_path, header))
+                documents.setdefault(digest, _Document(ch.text, ch.token_count + counts[ordinal]))
+                refs.append(_ref(ch, digest, ordinal, cand.rel_path))
         write = FileWrite(cand.rel_path, source.size, cand.mtime_ns, source.sha256, cand.language, refs)
         return _Prepared(cand, write=write, documents=documents)
 
@@ -425,17 +435,18 @@ class Indexer:
         documents: dict[str, _Document] = {}
         for item in batch:
             documents.update(item.documents)
-        known = self.store.known_chunks(documents)
-        new_chunks = [NewChunk(h, d.lines, d.tokens) for h, d in documents.items() if h not in known]
         skipped = [
             SkippedFile(i.cand.rel_path, i.cand.size, i.cand.mtime_ns, i.skip_reason) for i in batch if i.skip_reason
         ]
         touched = [(i.cand.rel_path, i.cand.size, i.cand.mtime_ns) for i in batch if i.unchanged]
-        copies = self._copies_from_parent([i for i in batch if i.copy])
-        writes = [i.write for i in batch if i.write is not None] + copies
-        self.store.write_batch(
-            scope_id, self.embedder.model_id, new_chunks, files=writes, skipped=skipped, touched=touched
-        )
+        with self._times.step("write"):
+            known = self.store.known_chunks(documents)
+            new_chunks = [NewChunk(h, d.lines, d.tokens) for h, d in documents.items() if h not in known]
+            copies = self._copies_from_parent([i for i in batch if i.copy])
+            writes = [i.write for i in batch if i.write is not None] + copies
+            self.store.write_batch(
+                scope_id, self.embedder.model_id, new_chunks, files=writes, skipped=skipped, touched=touched
+            )
         for item in batch:
             if item.skip_reason:
                 stats.skipped[item.skip_reason] = stats.skipped.get(item.skip_reason, 0) + 1

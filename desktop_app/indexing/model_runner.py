@@ -15,14 +15,24 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..embedding.text_embedder import TextEmbedder
+from .step_times import StepTimes
 
 SLICE_TOKENS = 4096
 
 
 class ModelRunner:
-    def __init__(self, embedder: TextEmbedder, idle: Callable[[], None] | None = None):
+    def __init__(
+        self,
+        embedder: TextEmbedder,
+        idle: Callable[[], None] | None = None,
+        times: StepTimes | None = None,
+        step: str = "embed",
+    ):
+        """`times` gets the model's seconds as `step`."""
         self.embedder = embedder
         self._idle = idle or (lambda: None)
+        self._times = times or StepTimes()
+        self._step = step
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quarry-model")
 
     def close(self) -> None:
@@ -33,10 +43,14 @@ class ModelRunner:
         can prepare or write other work while they run."""
         order = sorted(range(len(texts)), key=tokens.__getitem__)
         slices = [
-            (part, self._pool.submit(self.embedder.embed_documents, [texts[i] for i in part]))
+            (part, self._pool.submit(self._embed, [texts[i] for i in part]))
             for part in _slices(order, tokens, SLICE_TOKENS)
         ]
         return PendingVectors(len(texts), self.embedder.dims, slices)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        with self._times.step(self._step):
+            return self.embedder.embed_documents(texts)
 
     def collect(
         self,

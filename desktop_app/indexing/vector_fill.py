@@ -23,6 +23,7 @@ from .documents import chunk_of, document_text, name_text
 from .model_runner import ModelRunner, PendingVectors
 from .outline_fill import fill_outlines
 from .progress import ProgressReporter
+from .step_times import StepTimes
 
 # Chunks per batch (one write transaction each). Big enough that sorting a batch by length keeps padding
 # low: stage 3's throughput against the raw model's on 845 stdlib chunks was 0.82 at 128 and 0.97 at 512
@@ -91,13 +92,18 @@ class VectorFiller:
         idle: Callable[[], None] | None = None,
         wanted: WantedChunks | None = None,
         names_only: bool = False,
+        times: StepTimes | None = None,
+        step: str = "vectors",
     ):
+        """`times` gets this fill's model seconds as `<step>_embed` and its writes as `<step>_write`."""
         self.store = store
         self.embedder = embedder
         self.wanted = wanted or WantedChunks()
         self.names_only = names_only
         self._idle = idle or (lambda: None)
-        self._runner = ModelRunner(embedder, idle)
+        self._times = times or StepTimes()
+        self._step = step
+        self._runner = ModelRunner(embedder, idle, self._times, f"{step}_embed")
         self._named: set[ChunkId] = set()  # chunks whose name vector exists already (not embedded again)
 
     def close(self) -> None:
@@ -235,8 +241,9 @@ class VectorFiller:
         ]
         # Until its first batch is written this model has no vector, and another process's index run drops such a
         # model as an abandoned switch (Store.drop_models_without_vectors): record it again if it went.
-        record_model(self.store, self.embedder)
-        self.store.add_vectors(self.embedder.model_id, rows)
+        with self._times.step(f"{self._step}_write"):
+            record_model(self.store, self.embedder)
+            self.store.add_vectors(self.embedder.model_id, rows)
         result.embedded += count
         result.tokens += batch.tokens
         reporter.update(chunks_embedded=result.embedded, tokens_embedded=result.tokens)

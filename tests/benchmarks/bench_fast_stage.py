@@ -1,0 +1,193 @@
+"""The fast stage against parse speed: a cold `quarry index --until fast` beside a cold process that only reads
+and tree-sitter-parses the same files, alternating, on real trees of three sizes.
+
+    python tests/benchmarks/bench_fast_stage.py [--trees repo,stdlib] [--repo PATH] [--rounds 2] [--json]
+    python tests/benchmarks/bench_fast_stage.py --trees kernel      # fetches Debian's linux-source once
+
+Trees:
+  repo    a benchmark repository (default: commons-lang from ../shared/eval/semble-dev, else --repo PATH)
+  stdlib  this interpreter's standard library without its tests, copied into a temporary folder
+  kernel  the Linux kernel from Debian's `linux-source-*` package: `apt-get download` into
+          ~/.cache/quarry-bench/kernel/ and unpacked there the first time (~1 GB); never by the default tests
+
+Each round runs, one after the other, `quarry index TREE --db NEW --until fast --json` and
+`bench_fast_stage.py --parse-only TREE` (Quarry's own file selection, reading and tree-sitter parse of every
+file with a grammar, nothing else). Printed per tree (medians over the rounds): the index process's in-process
+time to the end of the fast stage (`index --json`'s `stages.fast`) and its wall time (the difference is the
+process's start-up and close), the parse process's in-process time, their ratio, the index process's peak RSS
+and the database's size against the source's, and the index's time per step (`step_seconds`: walk, read,
+chunk, tokenise, write, fast_embed, fast_write). The last line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+SEMBLE_REPO = ROOT.parent / "shared" / "eval" / "semble-dev" / "repos" / "commons-lang"
+KERNEL_CACHE = Path.home() / ".cache" / "quarry-bench" / "kernel"
+STDLIB_SKIP = {"test", "tests", "idle_test", "site-packages", "dist-packages", "__pycache__", "lib2to3"}
+
+
+def parse_only(root: Path) -> dict:
+    """Select, read and parse every file of `root` the way the indexer does, and nothing more."""
+    from tree_sitter import Parser
+
+    from desktop_app.indexing.file_selection import SelectionOptions, select_files
+    from desktop_app.indexing.source_reader import SkipFile, read_source
+    from desktop_app.indexing.syntax import _GRAMMARS, _load
+
+    started = time.perf_counter()
+    selection = select_files(root)
+    files = parsed = size = 0
+    for cand in selection.candidates:
+        try:
+            source = read_source(cand.abs_path, SelectionOptions())
+        except SkipFile:
+            continue
+        files += 1
+        size += source.size
+        key = "tsx" if cand.language == "typescript" and cand.rel_path.endswith(".tsx") else cand.language
+        language = _load(key) if key in _GRAMMARS else None
+        if language is not None:
+            Parser(language).parse(source.text.encode("utf-8", "replace"))
+            parsed += 1
+    return {"seconds": round(time.perf_counter() - started, 3), "files": files, "parsed": parsed, "bytes": size}
+
+
+def _run(cmd: list[str]) -> tuple[str, float, float]:
+    """(stdout, wall seconds, peak RSS in MB) of a child process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    out = proc.stdout.read() if proc.stdout else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - started
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}")
+    return out, wall, usage.ru_maxrss / 1024
+
+
+def stdlib_copy(tmp: Path) -> Path:
+    source = Path(os.__file__).parent
+    target = tmp / "stdlib"
+    shutil.copytree(source, target, ignore=lambda _d, names: [n for n in names if n in STDLIB_SKIP], symlinks=True)
+    return target
+
+
+def kernel_tree() -> Path:
+    """Debian's kernel source, unpacked once into KERNEL_CACHE."""
+    unpacked = [p for p in KERNEL_CACHE.glob("linux-source-*") if p.is_dir()]
+    if unpacked:
+        return unpacked[0]
+    KERNEL_CACHE.mkdir(parents=True, exist_ok=True)
+    listing = subprocess.run(
+        ["apt-cache", "search", "--names-only", "^linux-source-[0-9.]+$"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    names = sorted(
+        (n for n in listing if n.startswith("linux-source-")), key=lambda n: [int(x) for x in n[13:].split(".")]
+    )
+    if not names:
+        raise SystemExit("no linux-source-* package is known to apt here (run apt-get update first)")
+    subprocess.run(["apt-get", "download", names[-1]], cwd=KERNEL_CACHE, check=True)
+    deb = next(KERNEL_CACHE.glob(f"{names[-1]}_*.deb"))
+    subprocess.run(["dpkg", "-x", str(deb), str(KERNEL_CACHE / "deb")], check=True)
+    archive = next((KERNEL_CACHE / "deb" / "usr" / "src").glob("linux-source-*.tar.*"))
+    with tarfile.open(archive) as tar:
+        tar.extractall(KERNEL_CACHE, filter="data")
+    shutil.rmtree(KERNEL_CACHE / "deb")
+    deb.unlink()
+    # Debian's tree ships a .gitignore that ends in `/*` (it is meant for packaging); a kernel developer's
+    # checkout has the kernel's own. Without that line the tree is what a developer indexes.
+    ignore = next(p for p in KERNEL_CACHE.glob("linux-source-*") if p.is_dir()) / ".gitignore"
+    if ignore.exists():
+        ignore.write_text("".join(line for line in ignore.read_text().splitlines(True) if line.strip() != "/*"))
+    return next(p for p in KERNEL_CACHE.glob("linux-source-*") if p.is_dir())
+
+
+def measure(name: str, root: Path, rounds: int, tmp: Path) -> dict:
+    index_runs, parse_runs = [], []
+    for round_ in range(rounds):
+        db = tmp / f"{name}-{round_}.db"
+        out, wall, rss = _run(
+            [sys.executable, "-m", "desktop_app", "index", str(root), "--db", str(db), "--until", "fast", "--json"]
+        )
+        stats = json.loads(out.strip().splitlines()[-1])
+        db_bytes = sum(p.stat().st_size for p in tmp.glob(f"{name}-{round_}.db*"))
+        index_runs.append((stats, wall, rss, db_bytes))
+        out, parse_wall, _ = _run([sys.executable, __file__, "--parse-only", str(root)])
+        parse_runs.append(json.loads(out))
+        for p in tmp.glob(f"{name}-{round_}.db*"):
+            p.unlink()
+    fast = statistics.median(s["stages"].get("fast", s["seconds"]) for s, *_ in index_runs)
+    parse = statistics.median(p["seconds"] for p in parse_runs)
+    stats = index_runs[-1][0]
+    steps = {k: statistics.median(s["step_seconds"].get(k, 0.0) for s, *_ in index_runs) for k in stats["step_seconds"]}
+    src = stats["bytes"]  # of the files indexed
+    result = {
+        "tree": name,
+        "files": stats["files_indexed"],
+        "chunks": stats["chunks_total"],
+        "source_mb": round(src / 1e6, 1),
+        "keyword_s": statistics.median(s["stages"].get("keyword", 0.0) for s, *_ in index_runs),
+        "fast_s": round(fast, 3),
+        "index_wall_s": round(statistics.median(w for _, w, _, _ in index_runs), 3),
+        "parse_s": round(parse, 3),
+        "ratio": round(fast / parse, 1) if parse else None,
+        "s_per_1000_chunks": round(fast / max(1, stats["chunks_total"]) * 1000, 3),
+        "peak_rss_mb": round(max(r for _, _, r, _ in index_runs)),
+        "db_mb": round(index_runs[-1][3] / 1e6, 1),
+        "db_to_source": round(index_runs[-1][3] / src, 2) if src else None,
+        "step_seconds": {k: round(v, 3) for k, v in steps.items()},
+    }
+    return result
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--trees", default="repo,stdlib", help="comma-separated: repo, stdlib, kernel")
+    ap.add_argument("--repo", type=Path, default=SEMBLE_REPO, help="the 'repo' tree")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--json", action="store_true", help="print only the JSON line")
+    ap.add_argument("--parse-only", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.parse_only:
+        out = parse_only(args.parse_only)
+        print(json.dumps(out))
+        return out
+
+    results = []
+    with tempfile.TemporaryDirectory(prefix="quarry-bench-fast-") as tmp_name:
+        tmp = Path(tmp_name)
+        for name in args.trees.split(","):
+            root = {"repo": lambda: args.repo, "stdlib": lambda: stdlib_copy(tmp), "kernel": kernel_tree}[name]()
+            result = measure(name, root, args.rounds, tmp)
+            results.append(result)
+            if not args.json:
+                print(
+                    f"{name}: {result['files']} files, {result['chunks']} chunks, {result['source_mb']} MB; "
+                    f"keyword stage {result['keyword_s']} s, fast stage {result['fast_s']} s "
+                    f"(process {result['index_wall_s']} s); read+parse {result['parse_s']} s; "
+                    f"ratio {result['ratio']}x; {result['s_per_1000_chunks']} s per 1,000 chunks; "
+                    f"peak RSS {result['peak_rss_mb']} MB; database {result['db_mb']} MB "
+                    f"({result['db_to_source']}x the source)\n  steps: {result['step_seconds']}"
+                )
+    out = {"trees": results, "rounds": args.rounds, "load_avg": os.getloadavg()[0], "cpus": os.cpu_count()}
+    print(json.dumps(out))
+    return out
+
+
+if __name__ == "__main__":
+    main()
