@@ -102,3 +102,38 @@ def test_enter_on_a_picked_result_opens_it_instead_of_searching_again(qtbot, win
     with qtbot.waitSignal(window.results_shown, timeout=10_000):
         qtbot.keyClick(window.search_bar, Qt.Key.Key_Return)
     assert window.last_response.query == "multiply two matrices" and window.tree.current_hit_position() == 0
+
+
+# --- item 3: a query handed over by another `quarry FOLDER --query Q` -----------------------------
+
+
+def birds(tmp_path):
+    folder = tmp_path / "birds"
+    folder.mkdir()
+    (folder / "kestrel.py").write_text("def hover_over_the_field():\n    return 'kestrel'\n")
+    return folder
+
+
+def test_a_handed_over_query_is_searched_at_once_while_its_folder_indexes(qtbot, window, tmp_path, embedding_gate):
+    folder = birds(tmp_path)
+    gate = embedding_gate()  # the run is held at its first embedding: it cannot end before the query shows
+    window.take_over({"root": str(folder), "query": "kestrel"})
+    qtbot.waitUntil(lambda: window.search_bar.text() == "kestrel", timeout=30_000)
+    assert window.project == str(folder.resolve())
+    qtbot.waitUntil(
+        lambda: window.last_response is not None and [r.path for r in window.last_response.results] == ["kestrel.py"],
+        timeout=60_000,
+    )
+    assert window.bridge.indexing  # answered while the folder is still indexed
+    with qtbot.waitSignal(window.index_finished, timeout=60_000):
+        gate.release()
+
+
+def test_a_handed_over_query_never_replaces_what_the_user_typed(qtbot, window, tmp_path):
+    folder = birds(tmp_path)
+    window.search_bar.setFocus()
+    with qtbot.waitSignal(window.index_finished, timeout=60_000):
+        window.take_over({"root": str(folder), "query": "kestrel"})
+        qtbot.keyClicks(window.search_bar, "hover")  # typed before the folder is open
+    assert window.project == str(folder.resolve())
+    assert window.search_bar.text() == "hover"

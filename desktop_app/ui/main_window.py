@@ -552,12 +552,17 @@ class MainWindow(QMainWindow):
 
     async def open_project(self, path: str | Path, index: bool = True) -> IndexStats | None:
         """Make the folder at `path` the project and (incrementally) index it."""
+        if not await self._make_project(path):
+            return None
+        return await self.index_project() if index else None
+
+    async def _make_project(self, path: str | Path) -> bool:
         found = await self.bridge.inspect_path(path)
         if found.kind != "folder":
             self.show_message(found.message or f"{path} is not a folder", "error")
-            return None
+            return False
         self.set_project(str(found.path))
-        return await self.index_project() if index else None
+        return True
 
     def take_over(self, message: dict) -> None:
         """A later `quarry FOLDER` handed its folder (and query) to this window: open it and come forward."""
@@ -566,15 +571,31 @@ class MainWindow(QMainWindow):
         self.raise_()
         self.activateWindow()
         root, query = message.get("root"), message.get("query")
+        query = query if isinstance(query, str) else None
         if isinstance(root, str) and root:
-            self.spawn(self._open_handed(root, query if isinstance(query, str) else None))
-        elif isinstance(query, str) and query:
-            self.search_bar.setText(query)
-            self.search_now()
+            self.open_with_query(root, query)
+        elif query:
+            self.search_session.hand_over(query)
+            self._apply_handed()
 
-    async def _open_handed(self, root: str, query: str | None) -> None:
-        await self.open_project(root)
+    def open_with_query(self, root: str | Path, query: str | None) -> asyncio.Task:
+        """`quarry FOLDER --query Q`: open FOLDER and search for Q at once, while FOLDER is indexed (results
+        fill in as it goes); Q is dropped if the user types before the folder is open. It used to wait for the
+        whole index run (110 s seen) and then replace whatever the user had typed meanwhile. The task gives
+        the index run's IndexStats."""
         if query:
+            self.search_session.hand_over(query)  # now: a key typed from here on wins
+        return self.spawn(self._open_handed(root))
+
+    async def _open_handed(self, root: str | Path) -> IndexStats | None:
+        if not await self._make_project(root):
+            return None
+        self._apply_handed()
+        return await self.index_project()
+
+    def _apply_handed(self) -> None:
+        query = self.search_session.take_handed()
+        if query is not None:
             self.search_bar.setText(query)
             self.search_now()
 
@@ -780,6 +801,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("No searches in this project yet: Enter records the query in the bar.", 4000)
 
     def _on_text_edited(self, text: str) -> None:
+        self.search_session.edited()
         if self.banner.owner == "window":
             self.banner.clear_notice()  # the user has moved on from what the window last said
         # Half-typed queries stay out of the search history; Enter (search now) records the query.
