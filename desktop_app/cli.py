@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 
 from . import shared_settings
 from .agent.client_config import CLIENTS, WHERE, claude_add_line, client_config
+from .agent.tools import LOAD_WAIT_S
 from .cli_messages import explain
 from .desktop_entry import install_for_current_user
 from .editor_command import editor_command, runs_in_terminal
@@ -213,6 +214,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     p.add_argument("--root", type=_path, help="the folder agents work in (default: the working directory)")
     p.add_argument(
+        "--load-wait",
+        type=_seconds,
+        default=LOAD_WAIT_S,
+        metavar="SECONDS",
+        help="how long a search by meaning waits for a fresh server's vectors to load before it searches those "
+        f"loaded so far and says how many (default: {LOAD_WAIT_S:g})",
+    )
+    p.add_argument(
         "--print-config",
         choices=CLIENTS,
         metavar="CLIENT",
@@ -227,6 +236,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-n", type=int, default=20, help="how many")
     p.add_argument("--json", action="store_true")
     return parser
+
+
+def _seconds(text: str) -> float:
+    """A non-negative number of seconds."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (0 or more)")
+    return seconds
 
 
 def _path(text: str) -> Path:
@@ -861,7 +881,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
     worker = _worker(args, switches_model=True)  # it serves on while the re-embed runs
     try:
-        serve(worker, folder)
+        serve(worker, folder, args.load_wait)
     finally:
         worker.close()
     return 0

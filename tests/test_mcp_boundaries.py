@@ -111,7 +111,7 @@ def test_a_folder_inside_an_indexed_one_is_indexed_as_part_of_it(server, project
     reindex(root=".../secrets") made a folder the user's .gitignore passes over readable."""
     root, _ = project
     for inside in (root / "web", root / "web" / "secrets"):
-        done = server.ok("reindex", root=str(inside), wait_seconds=300)
+        done = server.ok("reindex", root=str(inside), wait_seconds=300, fresh=True)  # a run for each
         assert (done["root"], done["state"]) == (str(root), "finished")
     assert server.ok("index_status", root=str(root / "web"))["root"] == str(root)
     refused = server.error("read_span", path=str(root / "web" / "secrets" / "deploy.py"), start_line=1, end_line=1)

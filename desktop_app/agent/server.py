@@ -25,7 +25,7 @@ from pydantic import Field  # noqa: E402
 from ..logs import log_dir  # noqa: E402
 from ..search.request import MODES  # noqa: E402
 from ..worker.worker import Worker  # noqa: E402
-from .tools import MAX_K, AgentTools, ToolFailure  # noqa: E402
+from .tools import LOAD_WAIT_S, MAX_K, AgentTools, ToolFailure  # noqa: E402
 
 _log = logging.getLogger(__name__)
 INSTRUCTIONS = """\
@@ -81,7 +81,9 @@ def build_server(tools: AgentTools) -> MCPServer:
         """Search the indexed code by meaning and by name, or for a literal or regex (mode text). Returns up to
         k results, best first, each with path, start_line/end_line, symbol and its parent (class), score
         (0..1), why it was found (name, keyword, meaning) and a snippet of at most 30 lines; in text mode up to
-        k files in path order, each with its matches (line, start_col, end_col). Read more with read_span."""
+        k files in path order, each with its matches (line, start_col, end_col). Read more with read_span.
+        A server that has just started waits for its index's vectors to load first (up to its --load-wait, 30 s
+        by default); past that, vectors_searched says what share of them meaning was searched in."""
         return await _call(
             tools.search(query, mode, k, lang, path_glob, symbol_type, changed_only, root, regex, case_sensitive)
         )
@@ -129,12 +131,23 @@ def build_server(tools: AgentTools) -> MCPServer:
         wait_seconds: Annotated[
             float, Field(description="Wait up to this long (0 to 300) for the run to finish before answering.")
         ] = 0,
+        fresh: Annotated[
+            bool,
+            Field(
+                description="Start a new run once this session's run of the folder has finished (to pick up "
+                "changes made since; the folder is also kept up to date as files change)."
+            ),
+        ] = False,
     ) -> CallToolResult:
-        """Index a folder, or bring its index up to date. Answers at once (or when the run ends, waiting up
-        to wait_seconds) with the state: started, joined (a run was already going) or finished, and progress.
-        Search works while it runs and improves as it goes; call again to see progress. Other folders than
-        the server's and the indexed ones are refused: only the user can add them."""
-        return await _call(tools.reindex(root, wait_seconds))
+        """Index a folder, or bring its index up to date. The first call starts a run; each later call reports
+        on that same run, so poll with reindex(root, wait_seconds=0) until state is finished: while it runs
+        state is started (this call started it) or running, with progress (phase, stage, files and chunks
+        done of total, eta_s); when it ends, every call answers finished (or cancelled) with its summary
+        (files, files_changed, chunks, chunks_embedded, seconds, finished_at) until fresh=true starts another
+        run. A failed run is a tool error, repeated until fresh=true retries. Search works while it runs and
+        improves as it goes. Other folders than the server's and the indexed ones are refused: only the user
+        can add them."""
+        return await _call(tools.reindex(root, wait_seconds, fresh))
 
     return server
 
@@ -157,11 +170,12 @@ async def _call(result: Awaitable[dict[str, Any]]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=answer)
 
 
-def serve(worker: Worker, cwd: Path) -> None:
-    """Serve until the client closes stdin; the default folder is watched for changes from the start."""
-    tools = AgentTools(worker, cwd)
-    scope = worker.scope_containing(cwd).result()
+def serve(worker: Worker, cwd: Path, load_wait_s: float = LOAD_WAIT_S) -> None:
+    """Serve until the client closes stdin; the default folder is watched for changes from the start. The
+    model and the vectors load while the client starts; a search by meaning waits up to `load_wait_s` for
+    them."""
+    scope = worker.scope_containing(cwd).result()  # before the load: that holds the worker's thread a while
+    tools = AgentTools(worker, cwd, worker.warm_up(), load_wait_s)
     if scope is not None:
         tools.follow(scope.root)
-    worker.warm_up()  # the model and vectors load while the client starts; the first search needs them
     build_server(tools).run("stdio")

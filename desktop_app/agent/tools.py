@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Awaitable
 from concurrent.futures import Future
 from datetime import datetime, timezone
@@ -45,6 +46,11 @@ MAX_DEFINITIONS = 50
 MAX_MATCHES = 100  # text mode: matches listed per file (its snippet holds their lines, cut at SNIPPET_LINES)
 STALE_LISTED = 20
 MAX_WAIT_S = 300.0
+# How long a search by meaning waits for a fresh server's vectors to load before it searches those loaded so
+# far (and says how many). Loading ran at about 30,000 vectors a second here (60,000 in 2.2 s on two busy
+# cores), so 30 s covers an index of some 400,000 chunks; `quarry mcp --load-wait` sets another.
+LOAD_WAIT_S = 30.0
+KEPT_RUNNING = "the run that is going was kept: fresh starts another only after it ends"
 
 
 class ToolFailure(Exception):
@@ -52,27 +58,36 @@ class ToolFailure(Exception):
 
 
 class _Run:
-    """An index run started by `reindex`, and the newest progress it reported."""
+    """An index run started by `reindex`, the newest progress it reported, and when it ended."""
 
-    def __init__(self) -> None:
-        self.handle: IndexHandle | None = None
+    def __init__(self, worker: Worker, folder: Path) -> None:
         self.progress: Progress | None = None
+        self.ended_at: float | None = None
+        self.handle: IndexHandle = worker.index(folder, self.report)
+        self.future.add_done_callback(self._ended)
 
     def report(self, progress: Progress) -> None:  # on the worker's thread
         self.progress = progress
 
+    def _ended(self, _future: Future) -> None:  # on the worker's thread
+        self.ended_at = self.ended_at or time.time()
+
     @property
     def future(self) -> Future:
-        assert self.handle is not None
         return self.handle.future
 
 
 class AgentTools:
     """The tools, served from `worker` for an agent working in `cwd` (the default scope is the indexed
-    folder holding it)."""
+    folder holding it). `loading` is the worker's warm-up (the model and the index's vectors loading): a
+    search by meaning waits for it, up to `load_wait_s` seconds."""
 
-    def __init__(self, worker: Worker, cwd: Path):
+    def __init__(
+        self, worker: Worker, cwd: Path, loading: Future | None = None, load_wait_s: float = LOAD_WAIT_S
+    ) -> None:
         self.worker = worker
+        self.loading = loading
+        self.load_wait_s = load_wait_s
         self.cwd = cwd.expanduser().resolve()
         # The folder the user started the server for, which reindex may index besides the indexed ones. A
         # client that starts its servers in / or the home folder, whatever the project, names none.
@@ -122,6 +137,8 @@ class AgentTools:
             text=TextOptions(regex=regex, case_sensitive=case_sensitive),
         )
         await self._follow_soon(scope.root)
+        if mode in ("hybrid", "semantic"):
+            await self._vectors_loaded()
         response = await self._await(self.worker.search(request))
         out: dict[str, Any] = {
             "root": scope.root,
@@ -130,6 +147,12 @@ class AgentTools:
             "elapsed_ms": round(response.elapsed_ms, 2),  # the engine's own time, without the protocol's
         }
         notices = [response.notice] if response.notice else []
+        if response.vectors_loaded < 1:  # the bound ran out: say how much was searched, in place of the engine's
+            out["vectors_searched"] = round(response.vectors_loaded, 3)
+            notices = [
+                f"the index's vectors were still loading after {self.load_wait_s:g} s, so meaning was searched in "
+                f"{response.vectors_loaded:.0%} of them and results may miss the best match; search again for all"
+            ]
         if response.partial:
             notices.append("an index run of this folder is still going; results may miss its newest files")
         if response.files_matched is not None:
@@ -138,6 +161,16 @@ class AgentTools:
         if notices:
             out["notice"] = " ".join(notices)
         return out
+
+    async def _vectors_loaded(self) -> None:
+        """Wait for the warm-up to load the index's vectors, up to load_wait_s. The worker answers searches
+        between slices of that load from the vectors loaded so far, which suits a window refining its answer
+        with each key press, not an agent that asks once: a fresh server answered its first question from
+        61% of its vectors and the right answer fell out of the top 3."""
+        if self.loading is not None and not self.loading.done():
+            # Shielded by asyncio.wait, which leaves the load running when the time is up; its failure (no
+            # model) is the search's to report.
+            await asyncio.wait([asyncio.wrap_future(self.loading)], timeout=self.load_wait_s)
 
     async def find_symbol(self, name: str, kind: str | None = None, root: str | None = None) -> dict[str, Any]:
         name = name.strip()
@@ -233,7 +266,11 @@ class AgentTools:
             "stale_examples": sorted(stale)[:STALE_LISTED] + sorted(missing)[:STALE_LISTED],
         }
 
-    async def reindex(self, root: str, wait_seconds: float = 0) -> dict[str, Any]:
+    async def reindex(self, root: str, wait_seconds: float = 0, fresh: bool = False) -> dict[str, Any]:
+        """The folder's index run in this session: the first call starts one, later calls report on it
+        (progress while it runs, then its summary, as often as asked), and only `fresh` after it ended starts
+        another. A poll that started a run each time once ran the agent in circles: each run it started had
+        ended before the next poll, which started another, so "finished" never came."""
         if not 0 <= wait_seconds <= MAX_WAIT_S:
             raise ToolFailure(f"wait_seconds must be between 0 and {MAX_WAIT_S:.0f} (got {wait_seconds})")
         asked = self._path(root, "root")
@@ -248,11 +285,9 @@ class AgentTools:
             raise ToolFailure(f"{root} is not a folder; give the repository folder to index")
         key = str(folder)
         run = self._runs.get(key)
-        joined = run is not None and not run.future.done()
-        if run is None or not joined:
-            run = _Run()
-            run.handle = self.worker.index(folder, run.report)
-            self._runs[key] = run
+        started = run is None or (fresh and run.future.done())
+        if started or run is None:
+            run = self._runs[key] = _Run(self.worker, folder)
             run.future.add_done_callback(partial(self._follow_when_indexed, key))
         if wait_seconds:
             await asyncio.wait([asyncio.wrap_future(run.future)], timeout=wait_seconds)
@@ -261,16 +296,22 @@ class AgentTools:
         progress = run.progress
         return {
             "root": key,
-            "state": "joined" if joined else "started",
+            "state": "started" if started else "running",
             "progress": None if progress is None else _progress(progress),
-            "hint": "search works at once and improves as the run goes on; call reindex again to see its progress",
+            "hint": "search works at once and improves as the run goes on; call reindex again (wait_seconds=0 "
+            "polls) for its progress, until its state is finished",
+            **({"notice": KEPT_RUNNING} if fresh and not started else {}),
         }
 
     def _finished(self, key: str, run: _Run) -> dict[str, Any]:
         try:
             stats: IndexStats = run.future.result()
         except (IndexingError, StoreError, OSError) as exc:
-            raise ToolFailure(f"indexing {key} failed: {explain(exc)}") from exc
+            raise ToolFailure(
+                f"indexing {key} failed: {explain(exc)}; call reindex(root={key!r}, fresh=true) to try again"
+            ) from exc
+        # The future is done a moment before its callbacks run on the worker's thread: then the end is now.
+        run.ended_at = run.ended_at or time.time()
         return {
             "root": key,
             "state": "cancelled" if stats.cancelled else "finished",
@@ -279,6 +320,9 @@ class AgentTools:
             "chunks": stats.chunks_total,
             "chunks_embedded": stats.chunks_embedded,
             "seconds": round(stats.seconds, 2),
+            "finished_at": _iso(run.ended_at),
+            "hint": "this run is over and the folder is kept up to date as files change; "
+            "reindex(root, fresh=true) starts another run",
         }
 
     # --- helpers --------------------------------------------------------------------------------
