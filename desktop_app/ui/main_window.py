@@ -1188,7 +1188,7 @@ class MainWindow(QMainWindow):
         if self._persist and self.settings.splitter_state is not None:
             self.splitter.restoreState(self.settings.splitter_state)
         else:
-            self.splitter.setSizes([470, 810])
+            self.splitter.setSizes([520, 760])  # the list: two-line rows name the result and its file (issue 32 item 7)
 
     def save_state(self) -> None:
         if not self._persist:

@@ -47,6 +47,9 @@ _EVIDENCE_TIPS = {
     "text": "holds the text you typed",
 }
 EVIDENCE_ROLE = Qt.ItemDataRole.UserRole + 2  # the badge labels of a hit row's match column
+# A row of the ranked list is drawn on two lines (result_tree): what it is, then where it is.
+TITLE_ROLE = Qt.ItemDataRole.UserRole + 3  # "1.  fn Table._calculate_column_widths"
+PLACE_ROLE = Qt.ItemDataRole.UserRole + 4  # "rich/table.py:554–573"
 
 
 class ResultModel(QStandardItemModel):
@@ -132,11 +135,17 @@ def score_tip(r: SearchResult) -> str:
 
 def _hit_row(r: SearchResult, rank: int | None = None, with_path: bool = False) -> list[QStandardItem]:
     label = hit_label(r)
+    place = what = ""
     if with_path:  # the definition first, where a narrow column cuts least of it; then where it is
         lines, _, what = label.partition("   ")
-        label = f"{what}   {r.path}:{lines[1:]}" if r.symbol_name else f"{r.path}:{lines[1:]}   {what}"
-    location = QStandardItem(f"{rank}.  {label}" if rank is not None else label)
+        place = f"{r.path}:{lines[1:]}"
+        label = f"{what}   {place}" if r.symbol_name else f"{place}   {what}"
+    number = f"{rank}.  " if rank is not None else ""
+    location = QStandardItem(number + label)
     location.setData(r, RESULT_ROLE)
+    if place:
+        location.setData(number + what, TITLE_ROLE)
+        location.setData(place, PLACE_ROLE)
     owner = f", in {r.parent_symbol}" if r.parent_symbol else ""
     location.setToolTip(f"{r.scope_root}/{r.path}:{r.start_line}-{r.end_line}  ({r.language}, {r.chunk_type}{owner})")
     tip = score_tip(r)

@@ -3,8 +3,8 @@ keyboard movement."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QKeyEvent, QPainter
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFontMetrics, QKeyEvent, QPainter, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -16,7 +16,16 @@ from PySide6.QtWidgets import (
 )
 
 from ..search.results import SearchResponse, SearchResult
-from .result_model import COL_LOCATION, COL_MATCH, COL_SCORE, EVIDENCE_ROLE, RESULT_ROLE, ResultModel
+from .result_model import (
+    COL_LOCATION,
+    COL_MATCH,
+    COL_SCORE,
+    EVIDENCE_ROLE,
+    PLACE_ROLE,
+    RESULT_ROLE,
+    TITLE_ROLE,
+    ResultModel,
+)
 
 BADGE_COLORS = {
     "name": ("#ede9fe", "#5b21b6"),
@@ -26,6 +35,79 @@ BADGE_COLORS = {
 }
 PAGE_STEP = 10  # hits moved by PageUp/PageDown from the search bar
 BADGE_PAD, BADGE_GAP = 12, 3  # a pill's width beyond its text, and the space between pills
+PLACE_COLOR = QColor("#6b7280")  # the second line of a ranked row: where the result is
+TEXT_MARGIN = 4  # left of a row's text, as Qt's own item view draws it
+LINE_GAP = 2  # between a ranked row's two lines, and above and below them
+
+
+def _rank_indent(metrics: QFontMetrics, title: str) -> int:
+    """The path line starts under the definition, not under its rank."""
+    return metrics.horizontalAdvance(title[: title.index(".  ") + 3]) if ".  " in title else 0
+
+
+def shown_lines(metrics: QFontMetrics, title: str, place: str, width: int) -> tuple[str, str]:
+    """The two lines of a ranked row as drawn in `width` pixels: the definition cut at its end (its start says
+    what it is), the path cut in its folders' middle so the file name and line numbers stay whole."""
+    return metrics.elidedText(title, Qt.TextElideMode.ElideRight, width), _elide_path(
+        metrics, place, max(0, width - _rank_indent(metrics, title))
+    )
+
+
+def _elide_path(metrics: QFontMetrics, place: str, width: int) -> str:
+    folder, slash, name = place.rpartition("/")
+    if metrics.horizontalAdvance(place) <= width or not slash:
+        return metrics.elidedText(place, Qt.TextElideMode.ElideMiddle, width)
+    room = width - metrics.horizontalAdvance(slash + name)
+    if room < metrics.horizontalAdvance("a…b"):  # not even the file name fits whole
+        return metrics.elidedText(place, Qt.TextElideMode.ElideMiddle, width)
+    return metrics.elidedText(folder, Qt.TextElideMode.ElideMiddle, room) + slash + name
+
+
+class _TwoLineDelegate(QStyledItemDelegate):
+    """A row of the ranked list on two lines: "1.  fn Table._calculate_column_widths" over "rich/table.py:554–573".
+
+    On one line the two shared a ~250 px column at the default window size, and almost every row was cut
+    ("fn Table._calculate_column_wid…", issue 32 item 7); rows of the grouped and text views (one line each,
+    their path in the file row above) are drawn as before."""
+
+    def sizeHint(  # noqa: N802 (Qt override)
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
+        size = super().sizeHint(option, index)
+        if index.data(TITLE_ROLE) is None:
+            return size
+        return QSize(size.width(), 2 * option.fontMetrics.height() + 3 * LINE_GAP)
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        title, place = index.data(TITLE_ROLE), index.data(PLACE_ROLE)
+        if title is None:
+            super().paint(painter, option, index)
+            return
+        self.initStyleOption(option, index)
+        option.text = ""
+        widget = option.widget
+        style = widget.style() if widget else None
+        if style:
+            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, option, painter, widget)
+        metrics = option.fontMetrics
+        rect = option.rect.adjusted(TEXT_MARGIN, LINE_GAP, -TEXT_MARGIN, -LINE_GAP)
+        first, second = shown_lines(metrics, title, place, rect.width())
+        indent = _rank_indent(metrics, title)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        ink = option.palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
+        line = metrics.height()
+        painter.save()
+        painter.setPen(ink)
+        painter.drawText(QRect(rect.left(), rect.top(), rect.width(), line), Qt.AlignmentFlag.AlignLeft, first)
+        painter.setPen(ink if selected else PLACE_COLOR)
+        painter.drawText(
+            QRect(rect.left() + indent, rect.top() + line + LINE_GAP, rect.width() - indent, line),
+            Qt.AlignmentFlag.AlignLeft,
+            second,
+        )
+        painter.restore()
 
 
 class _BadgeDelegate(QStyledItemDelegate):
@@ -78,6 +160,7 @@ class ResultTree(QTreeView):
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setExpandsOnDoubleClick(False)
+        self.setItemDelegateForColumn(COL_LOCATION, _TwoLineDelegate(self))
         self.setItemDelegateForColumn(COL_MATCH, _BadgeDelegate(self))
         header = self.header()
         header.setStretchLastSection(False)
@@ -101,6 +184,8 @@ class ResultTree(QTreeView):
         self.setUpdatesEnabled(False)
         try:
             self.results.show_response(response, grouped)
+            # A ranked list has no branches: the room Qt keeps for their arrows (20 px) goes to the text.
+            self.setRootIsDecorated(grouped or response.mode == "text")
             for row in range(self.results.rowCount()):
                 index = self.results.index(row, 0)
                 if self.results.hasChildren(index):  # a file row: its name across the row, its hits below
@@ -112,6 +197,14 @@ class ResultTree(QTreeView):
     def clear_results(self) -> None:
         self.results.show_response(SearchResponse(query="", mode=""))
         self.result_changed.emit(None)
+
+    def shown_row(self, row: int) -> tuple[str, str] | None:
+        """The two lines a row of the ranked list shows at the column's width now (None: a one-line row)."""
+        index = self.results.index(row, COL_LOCATION)
+        title, place = index.data(TITLE_ROLE), index.data(PLACE_ROLE)
+        if title is None:
+            return None
+        return shown_lines(self.fontMetrics(), title, place, self.visualRect(index).width() - 2 * TEXT_MARGIN)
 
     @property
     def hit_count(self) -> int:
