@@ -1,6 +1,7 @@
 """`quarry mcp` telling an agent the true state: a reindex polled without waiting reports its run until it
-has finished, and a fresh server's first search is answered from every vector (or says how many it
-searched). A real server process, the SDK's own client, real indexes."""
+has finished, a fresh server's first search is answered from every vector (or says how many it searched),
+and read_span numbers lines as search results do. A real server process, the SDK's own client, real
+indexes."""
 
 from __future__ import annotations
 
@@ -98,5 +99,39 @@ def test_a_search_that_stops_waiting_for_the_vectors_says_how_much_it_searched(l
         assert 0 < first["vectors_searched"] < 1 and first["results"]
         assert f"searched in {first['vectors_searched']:.0%} of them" in first["notice"]
         assert session.ok("search", query="record 700", mode="exact", k=3)["results"]  # no vectors: no wait
+    finally:
+        session.close()
+
+
+def test_read_span_numbers_lines_as_search_results_do(index_copy, tmp_path):
+    """read_span split lines with str.splitlines(), which also ends a line at a form feed and at U+2028, so
+    past one its line numbers and the search results' disagreed."""
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    (folder / "pages.py").write_text(
+        "def first_page():\n    return 1\n\f\n"
+        "# a paragraph separator\u2028and a line separator\u2029inside a comment, a vertical tab \v too\n"
+        "def second_page():\n    return 'marker_after_separators'\n",
+        encoding="utf-8",
+    )
+    (folder / "wide.py").write_bytes(
+        "\ufeffdef wide_first():\n    return '\u2028'\n\f\ndef wide_second():\n    return 'wide_marker'\n".encode(
+            "utf-16-le"
+        )
+    )
+    session = McpSession(["mcp", "--db", str(index_copy), "--root", str(folder)], tmp_path, tmp_path / "err")
+    try:
+        assert session.ok("reindex", root=str(folder), wait_seconds=300)["files"] == 2
+        for path, name, marker in (
+            ("pages.py", "second_page", "marker_after_separators"),
+            ("wide.py", "wide_second", "wide_marker"),
+        ):
+            (found,) = session.ok("find_symbol", name=name)["definitions"]
+            assert found["path"] == path
+            span = session.ok("read_span", path=path, start_line=found["start_line"], end_line=found["end_line"])
+            assert span["text"] == found["snippet"] and f"def {name}():" in span["text"]
+            (hit,) = session.ok("search", query=marker, mode="text")["results"]
+            line = hit["matches"][0]["line"]
+            assert marker in session.ok("read_span", path=path, start_line=line, end_line=line)["text"]
     finally:
         session.close()

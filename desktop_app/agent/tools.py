@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from ..indexing.indexer import IndexingError, IndexStats
 from ..indexing.progress import Progress
-from ..indexing.source_reader import SkipFile, read_source
+from ..indexing.source_reader import SkipFile, SourceText, read_source
 from ..search.context import READ_ANY
 from ..search.request import MODES, SearchError, SearchFilters, SearchRequest, TextOptions
 from ..search.results import SearchResult
@@ -211,11 +211,8 @@ class AgentTools:
                 f"{relative} is not an indexed file of {scope.root} (ignored, skipped or new); "
                 f"call reindex(root={scope.root!r}) if it is new"
             )
-        text, stat = await asyncio.to_thread(_read_text, resolved)
-        # Lines as the index counts them (search results' line numbers): split on "\n" only.
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
+        source, stat = await asyncio.to_thread(_read_source, resolved)
+        lines = source.lines  # numbered as the index numbers them, so search results' line numbers hold
         wanted = min(end_line, len(lines))  # asking past the end leaves nothing out
         last = min(wanted, start_line + MAX_SPAN_LINES - 1)
         if start_line > len(lines):
@@ -468,10 +465,11 @@ def _iso(ts: float | None) -> str | None:
     return None if ts is None else datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
 
 
-def _read_text(path: Path) -> tuple[str, os.stat_result]:
-    """The file's text, decoded as the index decoded it, and its stat, read together off the event loop."""
+def _read_source(path: Path) -> tuple[SourceText, os.stat_result]:
+    """The file read by the index's own reader (decoded as the index decoded it), and its stat, read together
+    off the event loop."""
     try:
-        return read_source(path, READ_ANY).text, path.stat()
+        return read_source(path, READ_ANY), path.stat()
     except SkipFile as exc:
         raise ToolFailure(f"cannot read {path}: {exc}") from exc
     except OSError as exc:

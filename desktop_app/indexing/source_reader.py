@@ -99,6 +99,17 @@ class SourceText:
     size: int
     encoding: str  # what the bytes were decoded from (a Python codec name)
 
+    @property
+    def lines(self) -> list[str]:
+        """The lines as the index numbers them (line n is lines[n - 1]), for every reader of an indexed file:
+        split at "\n" alone, as the chunker and tree-sitter count rows, with no empty line after a final
+        newline. Never str.splitlines(): it also ends lines at \f, \v, \x1c-\x1e, \x85, U+2028 and U+2029,
+        which shifted every later line number away from the search results'."""
+        lines = self.text.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        return lines
+
 
 class SkipFile(Exception):
     """The file cannot be indexed; `reason` is one of this module's reason constants."""

@@ -25,13 +25,13 @@ class FileLines:
             except SkipFile:
                 self._cache[path] = None
             else:
-                self._cache[path] = source.text.split("\n") if source.sha256 == sha256 else None
+                self._cache[path] = source.lines if source.sha256 == sha256 else None
         return self._cache[path]
 
 
 def expand(lines: list[str], start_line: int, end_line: int, n: int) -> tuple[int, int, str]:
-    """(first line, last line, text) of lines start-n .. end+n, clipped to the file."""
-    count = len(lines) - 1 if lines and lines[-1] == "" else len(lines)
+    """(first line, last line, text) of lines start-n .. end+n of a file's `lines` (SourceText.lines),
+    clipped to the file."""
     first = max(1, start_line - n)
-    last = min(count, end_line + n)
+    last = min(len(lines), end_line + n)
     return first, last, "\n".join(lines[first - 1 : last])

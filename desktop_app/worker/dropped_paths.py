@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..store.protocols import Store
+from .scope_lookup import scope_containing
 
 
 @dataclass(frozen=True)
@@ -47,16 +48,14 @@ def inspect_dropped(store: Store, path: Path) -> DroppedPath:
 
 def _locate_file(store: Store, path: Path) -> DroppedPath:
     """The innermost indexed scope holding `path`, and the file's index entry there."""
-    roots = [Path(s.scope.root) for s in store.list_scopes()]
-    holders = [r for r in roots if path.is_relative_to(r)]
-    if not holders:
+    scope = scope_containing(store, path)
+    if scope is None:
         return DroppedPath(
             "problem", path, f"{path.name} is not inside an indexed project; drop its folder to index it first"
         )
-    root = max(holders, key=lambda r: len(r.parts))
+    root = Path(scope.root)
     rel = path.relative_to(root).as_posix()
-    scope = store.scope_for_root(root)
-    state = store.file_row(scope.id, rel) if scope else None
+    state = store.file_row(scope.id, rel)
     if state is None or state.status != "indexed" or not state.sha256:
         return DroppedPath(
             "file",

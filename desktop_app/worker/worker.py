@@ -41,6 +41,7 @@ from ..store.rows import FileState, HistoryEntry, Hit, HitFilter, PlaceId, Scope
 from ..store.until_next_write import UntilNextWrite
 from .dropped_paths import DroppedPath, inspect_dropped
 from .operations import Change, ChangeNotice, Read, Write
+from .scope_lookup import scope_containing
 
 _log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -255,11 +256,9 @@ class Engine:
 
     def want_file(self, path: Path) -> None:
         """Queue the chunks of the indexed file at `path` (absolute) to be embedded before the rest."""
-        for folder in path.parents:
-            scope = self.store.scope_for_root(folder)
-            if scope is not None:
-                self.wanted.add(self.store.chunk_ids_of_files(scope.id, [path.relative_to(folder).as_posix()]))
-                return
+        scope = scope_containing(self.store, path)
+        if scope is not None:
+            self.wanted.add(self.store.chunk_ids_of_files(scope.id, [path.relative_to(scope.root).as_posix()]))
 
     def close(self) -> None:
         self.store.close()
@@ -425,16 +424,11 @@ class Worker:
     def scope_containing(self, path: Path | str) -> Future[Scope | None]:
         """The indexed scope whose folder holds `path` (symlinks resolved): the innermost one, so a worktree
         inside its repository's folder is its own scope."""
-
-        def job(engine: Engine) -> Scope | None:
-            resolved = Path(path).expanduser().resolve()
-            for folder in (resolved, *resolved.parents):
-                scope = engine.store.scope_for_root(folder)
-                if scope is not None:
-                    return scope
-            return None
-
-        return self.run(Read("find scope", job, urgent=True))
+        # Resolved in the job, on the worker's thread: following symlinks touches the disk, and callers
+        # include an event loop.
+        return self.run(
+            Read("find scope", lambda e: scope_containing(e.store, Path(path).expanduser().resolve()), urgent=True)
+        )
 
     def definitions(
         self, scope: Scope, name: str, symbol_types: tuple[str, ...] = (), limit: int = 50
