@@ -168,9 +168,10 @@ class AgentTools:
         with each key press, not an agent that asks once: a fresh server answered its first question from
         61% of its vectors and the right answer fell out of the top 3."""
         if self.loading is not None and not self.loading.done():
-            # Shielded by asyncio.wait, which leaves the load running when the time is up; its failure (no
-            # model) is the search's to report.
-            await asyncio.wait([asyncio.wrap_future(self.loading)], timeout=self.load_wait_s)
+            loaded = asyncio.wrap_future(self.loading)
+            # A failed load (no model) is the search's to report: marked as seen, or asyncio would log it.
+            loaded.add_done_callback(lambda f: f.cancelled() or f.exception())
+            await asyncio.wait([loaded], timeout=self.load_wait_s)  # leaves the load running when time is up
 
     async def find_symbol(self, name: str, kind: str | None = None, root: str | None = None) -> dict[str, Any]:
         name = name.strip()
