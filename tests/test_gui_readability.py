@@ -5,13 +5,19 @@ A real engine and index, a real window (offscreen), driven through pytest-qt."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from .test_gui import open_window, run, search  # noqa: E402
+from PySide6.QtCore import QPoint, Qt  # noqa: E402
+
+from desktop_app.ui.preview_pane import PreviewTarget  # noqa: E402
+from desktop_app.worker.worker import EngineConfig, Worker  # noqa: E402
+
+from .test_gui import open_window, search, wait_preview  # noqa: E402
 
 # A project named as real ones are: a long method name under its class, in a file some folders down.
 DEEP_PATH = "packages/rich_ui/renderables/layout/columns/table_layout.py"
@@ -63,10 +69,22 @@ def project(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def project_index(tmp_path_factory, project) -> Path:
+    db = tmp_path_factory.mktemp("readable-db") / "index.db"
+    worker = Worker(EngineConfig(db)).start()
+    try:
+        worker.index(project).result()
+    finally:
+        worker.close()
+    return db
+
+
 @pytest.fixture
-def window(qtbot, qasync_loop, gui_settings, tmp_path, project):
-    win = open_window(qtbot, gui_settings, tmp_path / "index.db", None)
-    assert run(qtbot, win.open_project(project), timeout=120_000) is not None
+def window(qtbot, qasync_loop, gui_settings, tmp_path, project, project_index):
+    db = tmp_path / "index.db"
+    shutil.copy(project_index, db)
+    win = open_window(qtbot, gui_settings, db, project)
     yield win
     win.close()
     win.bridge.shutdown()
@@ -94,3 +112,51 @@ def test_each_ranked_row_shows_its_definition_and_its_path_at_the_default_size(q
         else:  # a long path gives way in its folders' middle: the file name and lines stay whole
             assert hit.path == DEEP_PATH and place.startswith("pack") and "…" in place
             assert place.endswith(f"/table_layout.py:{lines}")
+
+
+# --- item 8: the preview of a long definition -----------------------------------------------------
+
+
+def _file_line(root: Path, rel: str, text: str) -> int:
+    return next(n for n, line in enumerate((root / rel).read_text().split("\n"), start=1) if text in line)
+
+
+def on_screen(code) -> range:
+    """The file lines in the code view's viewport (pinned lines cover the first of them)."""
+    top = code.first_line + code.firstVisibleBlock().blockNumber()
+    return range(top, top + code.viewport().height() // code.fontMetrics().height())
+
+
+def test_a_hit_deep_in_a_long_function_shows_the_function_s_signature(qtbot, window, project):
+    search(qtbot, window, "shrink every column evenly until the table fits the console")
+    wait_preview(qtbot, window)
+    hit = window.tree.current_result()
+    signature = _file_line(project, hit.path, "def _calculate_column_widths(")
+    code = window.preview.code
+    assert hit.symbol_name == "_calculate_column_widths" and hit.start_line - signature > len(on_screen(code))
+    assert signature not in on_screen(code)
+    # The signature (and the class it is in) sit above the code; the hit is below them, not behind them.
+    pinned = code.pinned_lines()
+    assert pinned == [_file_line(project, hit.path, "class Table:"), signature]
+    assert hit.start_line in on_screen(code)[len(pinned) :]
+    # A click on the pinned signature scrolls to it: it is in the code then, under its class's pinned line.
+    sticky = code.sticky
+    qtbot.mouseClick(sticky, Qt.MouseButton.LeftButton, pos=QPoint(40, sticky.height() * 3 // 4))
+    assert code.pinned_lines() == pinned[:1] and on_screen(code)[1] == signature
+    code.scroll_to_line(1)
+    assert code.pinned_lines() == [] and not sticky.isVisible()
+
+
+def test_a_hit_a_few_lines_below_its_signature_scrolls_the_signature_into_view(qtbot, window, project):
+    hit = search(qtbot, window, "calculate column widths").results[0]
+    signature = _file_line(project, hit.path, "def _calculate_column_widths(")
+    start = signature + 12  # a window of the function that begins a dozen lines into it
+    window.preview.preview(
+        PreviewTarget(hit.scope_root, hit.path, hit.file_sha256, start, start + 20, "python", "a window of it")
+    )
+    wait_preview(qtbot, window)
+    code = window.preview.code
+    assert start - window.preview.context_lines > signature  # scrolled as before, the signature was off screen
+    shown = on_screen(code)
+    assert signature in shown and start in shown
+    assert signature in shown[len(code.pinned_lines()) :]  # not behind a pinned line

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 from ..bridge import EngineBridge
 from .code_view import CodeView
 from .highlighting import Run, lex_runs
+from .sticky_lines import Header, definition_headers
 
 # The preview holds the hit's whole file, scrolled to the hit, up to this many lines on each side of it (a
 # generated file of 100K lines would stall the window while its text is laid out; More context adds more).
@@ -115,19 +116,27 @@ class PreviewPane(QWidget):
                 f"{target.path} changed or disappeared since it was indexed; press F5 to re-index.", target
             )
             return
-        # Pygments on a thousand lines takes tens of milliseconds: not on the UI thread.
-        runs = await asyncio.to_thread(lex_runs, text, target.language, lead)
+        # Pygments and tree-sitter on a thousand lines take tens of milliseconds: not on the UI thread.
+        runs, headers = await asyncio.to_thread(_prepare, text, target, first, lead)
         if seq == self._seq:
-            self.show_lines(target, first, last, runs, note)
+            self.show_lines(target, first, last, runs, note, headers)
 
     # --- display --------------------------------------------------------------------------------
 
-    def show_lines(self, target: PreviewTarget, first: int, last: int, runs: list[Run], note: str = "") -> None:
+    def show_lines(
+        self,
+        target: PreviewTarget,
+        first: int,
+        last: int,
+        runs: list[Run],
+        note: str = "",
+        headers: list[Header] | None = None,
+    ) -> None:
         self.target, self.shown_lines = target, (first, last)
         self.header.setText(target.path)
         self.detail.setText(f"{target.title}   ·   {note or f'lines {first}–{last}'}")
         self.code.lines_above = self.context_lines
-        self.code.show_code(runs, first, target.start_line, target.end_line, target.matches)
+        self.code.show_code(runs, first, target.start_line, target.end_line, target.matches, headers or [])
         self.more.setEnabled(True)
 
     def show_message(self, message: str, target: PreviewTarget | None = None) -> None:
@@ -138,3 +147,8 @@ class PreviewPane(QWidget):
         self.detail.setText(target.title if target else "")
         self.code.show_text(message)
         self.more.setEnabled(False)
+
+
+def _prepare(text: str, target: PreviewTarget, first: int, lead: str) -> tuple[list[Run], list[Header]]:
+    """The coloured runs of `text` and the signature lines of its definitions, to pin while scrolling."""
+    return lex_runs(text, target.language, lead), definition_headers(text, target.language, target.path, first)
