@@ -13,8 +13,12 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
+from PySide6.QtWidgets import QToolButton  # noqa: E402
 
-from desktop_app.ui.preview_pane import PreviewTarget  # noqa: E402
+from desktop_app.ui.preview_pane import IDLE_MESSAGE, PreviewTarget  # noqa: E402
+from desktop_app.ui.result_model import COL_MATCH, COL_SCORE  # noqa: E402
+from desktop_app.ui.settings_dialog import Preferences, SettingsDialog  # noqa: E402
+from desktop_app.ui.shortcuts_dialog import ShortcutsDialog  # noqa: E402
 from desktop_app.worker.worker import EngineConfig, Worker  # noqa: E402
 
 from .test_gui import open_window, search, wait_preview  # noqa: E402
@@ -160,3 +164,81 @@ def test_a_hit_a_few_lines_below_its_signature_scrolls_the_signature_into_view(q
     shown = on_screen(code)
     assert signature in shown and start in shown
     assert signature in shown[len(code.pinned_lines()) :]  # not behind a pinned line
+
+
+# --- item 9: smaller things -----------------------------------------------------------------------
+
+
+def test_the_preview_says_what_it_waits_for_in_a_placeholder_not_as_a_line_of_code(qtbot, window):
+    preview = window.preview
+    assert not preview.code.isVisible() and preview.code.toPlainText() == ""  # no "1" beside the hint
+    assert preview.placeholder.isVisible() and preview.placeholder.text() == IDLE_MESSAGE
+    search(qtbot, window, "calculate column widths")
+    wait_preview(qtbot, window)
+    assert preview.code.isVisible() and not preview.placeholder.isVisible()
+    window.set_mode("text")
+    assert not search(qtbot, window, "zzqx").results
+    assert not preview.code.isVisible() and preview.placeholder.text() == "No results for “zzqx”."
+    assert preview.code.toPlainText() == "" and preview.code.pinned_lines() == []
+
+
+def test_text_mode_shows_no_score_or_badge_columns_the_ranked_modes_do(qtbot, window):
+    tree = window.tree
+    search(qtbot, window, "column_widths")
+    assert not tree.isColumnHidden(COL_SCORE) and not tree.isColumnHidden(COL_MATCH)
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        qtbot.keyClick(window.search_bar, Qt.Key.Key_4, Qt.KeyboardModifier.AltModifier)
+    assert window.last_response.mode == "text" and window.last_response.results
+    assert tree.isColumnHidden(COL_SCORE) and tree.isColumnHidden(COL_MATCH)  # every row said "text", no score
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        qtbot.keyClick(window.search_bar, Qt.Key.Key_1, Qt.KeyboardModifier.AltModifier)
+    assert not tree.isColumnHidden(COL_SCORE) and not tree.isColumnHidden(COL_MATCH)
+
+
+def _toggle(window, name: str) -> QToolButton:
+    action = window.text_actions[name]
+    return next(b for b in window.findChildren(QToolButton) if b.defaultAction() is action)
+
+
+def test_a_text_option_switched_on_does_not_look_pressed_while_it_does_not_apply(qtbot, window):
+    regex = window.text_actions["regex"]
+    button = _toggle(window, "regex")
+    window.set_mode("text")
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_R, Qt.KeyboardModifier.AltModifier)
+    assert regex.isChecked() and regex.isEnabled()
+    pressed = button.grab().toImage()
+    window.set_mode("hybrid")  # regular expressions are text mode's alone
+    assert regex.isChecked() and not regex.isEnabled()
+    disabled_on = button.grab().toImage()
+    regex.setChecked(False)
+    assert disabled_on == button.grab().toImage()  # as if it were off
+    regex.setChecked(True)
+    window.set_mode("text")
+    assert button.grab().toImage() == pressed  # the choice was kept, and shows again where it applies
+
+
+def test_settings_shows_every_field_s_placeholder_whole(qtbot, qasync_loop, monkeypatch):
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    dialog = SettingsDialog(Preferences(5, 512 * 1024, None, "auto"), None, [("VS Code", "code")])
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    for field in (dialog.model_dir, dialog.editor, dialog.team_index):
+        needed = field.fontMetrics().horizontalAdvance(field.placeholderText())
+        assert field.placeholderText() and needed + 10 <= field.width(), field.placeholderText()
+
+
+def test_f1_lists_the_shortcuts_as_a_read_only_list(qtbot, window):
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_F1)
+    dialog = window.findChild(ShortcutsDialog)
+    table = dialog.table
+    assert not table.showGrid() and table.selectionMode() == table.SelectionMode.NoSelection
+    assert table.focusPolicy() == Qt.FocusPolicy.NoFocus
+    for row in range(table.rowCount()):
+        keys, what = table.item(row, 0), table.item(row, 1)
+        assert keys.text() and what.text()  # no row without its keys (Quit had none on this platform)
+        for item in (keys, what):
+            assert not item.flags() & (Qt.ItemFlag.ItemIsEditable | Qt.ItemFlag.ItemIsSelectable)
+        assert table.fontMetrics().horizontalAdvance(keys.text()) <= table.columnWidth(0)
+    dialog.close()

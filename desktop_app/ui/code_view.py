@@ -84,12 +84,13 @@ class CodeView(QPlainTextEdit):
         self._fit_gutter()
         self._reveal_hit()
 
-    def show_text(self, text: str) -> None:
-        """Plain text without line numbers' meaning (messages, empty state)."""
+    def clear_code(self) -> None:
+        """Nothing shown (the preview says why in its placeholder)."""
         self.first_line, self.hit_lines, self.matches, self.headers = 1, (0, -1), [], []
-        self.setPlainText(text)
+        self.clear()
         self.setExtraSelections([])
         self._fit_gutter()
+        self._pin()
 
     def _mark_hits(self) -> None:
         selections = []

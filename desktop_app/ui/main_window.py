@@ -75,6 +75,7 @@ from .search_bar import SearchBar
 from .settings_dialog import Preferences, SettingsDialog
 from .shortcuts_dialog import ShortcutsDialog
 from .skipped_dialog import SkippedDialog
+from .toggle_button import OptionToggle
 
 _log = logging.getLogger(__name__)
 RESULT_LIMIT = 30  # hits in the tree; more rarely helps and makes each keystroke's search slower
@@ -279,7 +280,7 @@ class MainWindow(QMainWindow):
             act.setCheckable(True)
             act.setIconText(face)
             self.text_actions[name] = act
-            button = QToolButton()
+            button = OptionToggle()  # drawn switched off while disabled (issue 32 item 9)
             button.setDefaultAction(act)
             button.setToolTip(f"{label.replace('&', '')} in text search ({key})")
             self.mode_buttons.addWidget(button)

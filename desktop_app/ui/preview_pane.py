@@ -10,7 +10,7 @@ import asyncio
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStackedWidget, QVBoxLayout, QWidget
 
 from ..bridge import EngineBridge
 from .code_view import CodeView
@@ -68,11 +68,22 @@ class PreviewPane(QWidget):
         top.addWidget(self.detail, 1)
         top.addWidget(self.more)
         self.code = CodeView()
+        # Messages (the empty state, "No results", a file that changed) are said in a placeholder, not shown as
+        # line 1 of code with a line number beside them (issue 32 item 9).
+        self.placeholder = QLabel()
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setTextFormat(Qt.TextFormat.PlainText)
+        self.placeholder.setContentsMargins(24, 24, 24, 24)
+        self.placeholder.setStyleSheet(f"color: #6b7280; background: {self.code.code_background().name()};")
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.code)
+        self.stack.addWidget(self.placeholder)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addLayout(top)
-        layout.addWidget(self.code, 1)
+        layout.addWidget(self.stack, 1)
         self.show_message(IDLE_MESSAGE)
 
     # --- loading --------------------------------------------------------------------------------
@@ -136,6 +147,7 @@ class PreviewPane(QWidget):
         self.header.setText(target.path)
         self.detail.setText(f"{target.title}   ·   {note or f'lines {first}–{last}'}")
         self.code.lines_above = self.context_lines
+        self.stack.setCurrentWidget(self.code)
         self.code.show_code(runs, first, target.start_line, target.end_line, target.matches, headers or [])
         self.more.setEnabled(True)
 
@@ -145,7 +157,9 @@ class PreviewPane(QWidget):
         self.target, self.shown_lines = target, None
         self.header.setText(target.path if target else "")
         self.detail.setText(target.title if target else "")
-        self.code.show_text(message)
+        self.code.clear_code()
+        self.placeholder.setText(message)
+        self.stack.setCurrentWidget(self.placeholder)
         self.more.setEnabled(False)
 
 

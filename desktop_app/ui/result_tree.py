@@ -184,8 +184,13 @@ class ResultTree(QTreeView):
         self.setUpdatesEnabled(False)
         try:
             self.results.show_response(response, grouped)
+            text = response.mode == "text"
             # A ranked list has no branches: the room Qt keeps for their arrows (20 px) goes to the text.
-            self.setRootIsDecorated(grouped or response.mode == "text")
+            self.setRootIsDecorated(grouped or text)
+            # Text mode has no score, and every line is there for the one reason ("text"): columns that said
+            # nothing, and took the width the matching lines need (issue 32 item 9).
+            self.setColumnHidden(COL_SCORE, text)
+            self.setColumnHidden(COL_MATCH, text)
             for row in range(self.results.rowCount()):
                 index = self.results.index(row, 0)
                 if self.results.hasChildren(index):  # a file row: its name across the row, its hits below

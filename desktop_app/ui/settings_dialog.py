@@ -65,6 +65,18 @@ def _editor_placeholder() -> str:
     return f"empty: {env} (from the environment)" if env else "empty: the system's application for each file"
 
 
+# A line edit's text sits inside its frame and Qt's own margins (about 10 px in all on Fusion); 24 leaves room
+# for the cursor and for styles with wider frames.
+_FIELD_PADDING = 24
+
+
+def _fit_placeholder(field: QLineEdit) -> None:
+    """Wide enough for its whole placeholder: the dialog cut every one of them ("empty: the system's …",
+    "postgresql://user@host:5432/database (empty: this c…", issue 32 item 9), and they say what an empty field
+    does."""
+    field.setMinimumWidth(field.fontMetrics().horizontalAdvance(field.placeholderText()) + _FIELD_PADDING)
+
+
 class SettingsDialog(QDialog):
     def __init__(self, prefs: Preferences, parent: QWidget | None = None, editors: Sequence[tuple[str, str]] = ()):
         """`editors`: (name, command) of the editors found on this computer (editor_command.installed_editors)."""
@@ -141,6 +153,8 @@ class SettingsDialog(QDialog):
         layout.addLayout(form)
         layout.addWidget(note)
         layout.addWidget(self.buttons)
+        for field in (self.model_dir, self.editor, self.team_index):
+            _fit_placeholder(field)
         self._check_team_index()
 
     def preferences(self) -> Preferences:

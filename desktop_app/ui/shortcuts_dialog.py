@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QDialog,
     QDialogButtonBox,
     QHeaderView,
@@ -28,30 +30,49 @@ WIDGET_KEYS = (
 def shortcut_rows(actions: Iterable[QAction]) -> list[tuple[str, str]]:
     rows = []
     for action in actions:
-        keys = [s.toString(QKeySequence.SequenceFormat.NativeText) for s in action.shortcuts()]
+        # A standard key the platform leaves unbound (Quit on some) gives an empty text: no row for no key.
+        keys = [k for k in (s.toString(QKeySequence.SequenceFormat.NativeText) for s in action.shortcuts()) if k]
         if keys:
             rows.append((" or ".join(keys), action.text().replace("&", "").rstrip("…").rstrip(".")))
     return rows + list(WIDGET_KEYS)
 
 
 class ShortcutsDialog(QDialog):
+    """A list to read, not a grid to fill in: no cell grid, no cell to select or edit, no focus frame; the keys
+    in bold beside what they do (it was an editable-looking spreadsheet, issue 32 item 9)."""
+
     def __init__(self, actions: Iterable[QAction], parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("Keyboard shortcuts")
         rows = shortcut_rows(actions)
         table = QTableWidget(len(rows), 2)
-        table.setHorizontalHeaderLabels(["Keys", "Action"])
+        table.setHorizontalHeaderLabels(["Keys", "Does"])
         table.verticalHeader().hide()
-        table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        table.setShowGrid(False)
+        table.setAlternatingRowColors(True)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        table.setWordWrap(True)
+        header = table.horizontalHeader()
+        header.setSectionsClickable(False)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        bold = QFont(table.font())
+        bold.setBold(True)
         for i, (keys, what) in enumerate(rows):
-            table.setItem(i, 0, QTableWidgetItem(keys))
-            table.setItem(i, 1, QTableWidgetItem(what))
-        table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        table.horizontalHeader().setStretchLastSection(True)
+            for column, text in ((0, keys), (1, what)):
+                item = QTableWidgetItem(text)
+                item.setFlags(Qt.ItemFlag.ItemIsEnabled)  # read only: neither editable nor selectable
+                if column == 0:
+                    item.setFont(bold)
+                table.setItem(i, column, item)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        table.resizeRowsToContents()
         self.table = table
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(table)
         layout.addWidget(buttons)
-        self.resize(520, 560)
+        self.resize(640, 620)
