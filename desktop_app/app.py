@@ -22,6 +22,7 @@ from .indexing.indexer import IndexOptions
 from .store.location import StoreLocation, default_location
 from .ui.app_settings import AppSettings
 from .ui.main_window import MIN_SIZE, MainWindow
+from .ui.platform_check import display_problem
 from .ui.refcount_guard import guard_singleton_refcounts
 from .ui.single_instance import InstanceChannel, channel_name, hand_over
 from .worker.worker import EngineConfig
@@ -37,8 +38,13 @@ def run_gui(args: argparse.Namespace) -> int:
     """Start the window (or take the screenshot) and return the process exit status."""
     if args.screenshot is not None and (args.root is None or not args.query):
         raise UsageError("--screenshot needs --root PATH and --query TEXT to have something to show")
-    guard_singleton_refcounts()
     existing = QApplication.instance()
+    if existing is None:
+        problem = display_problem()  # before Qt loads its platform plugin, which aborts the process if it cannot
+        if problem is not None:
+            print(f"quarry: {problem}", file=sys.stderr)
+            return 1
+    guard_singleton_refcounts()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("Quarry")
     app.setOrganizationName("Quarry")
