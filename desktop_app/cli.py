@@ -549,7 +549,8 @@ def progress_line(p: Progress) -> str:
     if p.stage == "keyword":
         line += f"{p.files_done}/{p.files_total} files, {p.bytes_done / 1e6:.1f}/{p.bytes_total / 1e6:.1f} MB"
     else:
-        line += f"{p.chunks_embedded}/{p.chunks_total} chunks ({p.chunks_per_s:.1f}/s)"
+        what = "symbol names" if p.step == "names" else "chunks"
+        line += f"{p.chunks_embedded}/{p.chunks_total} {what} ({p.chunks_per_s:.1f}/s)"
     if p.outlines_total:
         line += f", {p.outlines_done}/{p.outlines_total} file outlines"
     if p.awaiting is not None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from desktop_app.cli import _ProgressPrinter
+from desktop_app.cli import _ProgressPrinter, progress_line
 from desktop_app.embedding.static_model import RETIRED_STATIC_MODEL_IDS, STATIC_MODEL_ID, StaticEmbedder
 from desktop_app.indexing.indexer import Indexer, IndexOptions
 from desktop_app.indexing.progress import Progress, ProgressReporter
@@ -56,8 +56,9 @@ def test_each_stage_is_searchable_as_it_lands(tmp_path, mixed_root, worker_for):
     stats = run("fast")
     assert stats.chunks_fast == stats.chunks_total and stats.chunks_embedded == 0
     store = SqliteStore(tmp_path / "index.db")
-    named = store.vector_count(MODEL, names=True)
-    assert stats.names_embedded == named > 0 and store.vector_count(MODEL) == 0  # the names' model vectors
+    # Stage 2 is the static model alone: not one vector of the configured (contextual) model, names included.
+    assert stats.names_embedded == 0 and store.vector_count(MODEL, names=True) == store.vector_count(MODEL) == 0
+    assert store.vector_count(STATIC_MODEL_ID, names=True) > 0  # the names' static vectors
     store.close()
     worker = worker_for(tmp_path / "index.db")
     fast = _search(worker, root, "retry failed http requests")
@@ -67,7 +68,9 @@ def test_each_stage_is_searchable_as_it_lands(tmp_path, mixed_root, worker_for):
 
     stats = run("full")
     assert stats.chunks_fast == 0 and stats.chunks_embedded == stats.chunks_total  # goes on where it stopped
-    assert stats.names_embedded == 0  # the names were done in stage 2 and are not embedded again
+    store = SqliteStore(tmp_path / "index.db")
+    assert stats.names_embedded == store.vector_count(MODEL, names=True) > 0  # stage 3's first step
+    store.close()
     assert set(stats.stages) == {"keyword", "fast", "full"}
     worker = worker_for(tmp_path / "index.db")
     full = _search(worker, root, "retry failed http requests")
@@ -75,11 +78,41 @@ def test_each_stage_is_searchable_as_it_lands(tmp_path, mixed_root, worker_for):
     assert full.results[0].path == "src/http_client.py" and full.results[0].stage == "full"
 
 
+def test_stage_two_is_the_static_model_alone_and_stage_three_names_its_first_step(tmp_path, mixed_root, worker_for):
+    root = tmp_path / "repo"
+    shutil.copytree(mixed_root, root)
+    seen: list[Progress] = []
+    worker = worker_for(tmp_path / "index.db")
+    worker.index(root, progress=seen.append).result(timeout=300)
+    steps = list(dict.fromkeys((p.stage, p.step) for p in seen if p.stage != "keyword"))
+    assert steps == [("fast", "chunks"), ("full", "names"), ("full", "chunks")]
+    names = next(p for p in seen if p.step == "names" and p.chunks_total)
+    assert "symbol names" in progress_line(names) and "chunks" not in progress_line(names)
+
+
+def test_a_steps_rate_and_eta_count_from_the_steps_own_start():
+    now = [0.0]
+    reporter = ProgressReporter(None, "/r", clock=lambda: now[0])
+    reporter.update(phase="in_progress", stage="fast", step="chunks", chunks_total=1000)
+    now[0] = 10.0
+    reporter.update(chunks_embedded=1000)
+    reporter.update(stage="full", step="names", chunks_total=600, chunks_embedded=0)
+    now[0] = 12.0
+    reporter.update(chunks_embedded=200)
+    reporter.tick()
+    assert reporter.current.chunks_per_s == 100 and reporter.current.eta_s == 4
+    reporter.update(step="chunks", chunks_total=90, chunks_embedded=0)
+    now[0] = 15.0
+    reporter.update(chunks_embedded=30)
+    reporter.tick()
+    assert reporter.current.chunks_per_s == 10 and reporter.current.eta_s == 6
+
+
 def test_a_query_rerun_while_the_model_fills_in_moves_to_its_vectors(tmp_path, mixed_root, worker_for, embedding_gate):
     root = tmp_path / "repo"
     shutil.copytree(mixed_root, root)
     worker = worker_for(tmp_path / "index.db")
-    gate = embedding_gate()  # the model's first run (stage 2's names) waits here; the fast vectors are in
+    gate = embedding_gate()  # the model's first run (stage 3's names) waits here; the fast vectors are in
     handle = worker.index(root)
     assert gate.waiting.wait(120)
     before = _search(worker, root, "retry failed http requests")

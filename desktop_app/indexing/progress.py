@@ -24,8 +24,11 @@ class Progress:
     bytes_done: int = 0
     bytes_total: int = 0
     stage: str = "keyword"  # one of STAGES
-    chunks_embedded: int = 0  # in this stage (stages 2 and 3)
-    chunks_total: int = 0  # chunks this stage has to embed
+    # What stages 2 and 3 embed now: "chunks", or "names" (stage 3's first step: the symbol names' vectors, which
+    # chunks_embedded and chunks_total then count); its rate and ETA are counted from the step's start.
+    step: str = "chunks"
+    chunks_embedded: int = 0  # in this step of the stage (stages 2 and 3)
+    chunks_total: int = 0  # chunks (or names) this step has to embed
     tokens_embedded: int = 0
     # Stage 3's last step, once its chunks are done: each file's outline vector (indexing/outline_fill.py).
     outlines_done: int = 0
@@ -81,8 +84,10 @@ class ProgressReporter:
         self.current = Progress("analyzing", root, task=task)
 
     def update(self, **changes) -> None:
-        changed = any(key in changes and changes[key] != getattr(self.current, key) for key in ("phase", "stage"))
-        if changes.get("stage", self.current.stage) != self.current.stage:
+        changed = any(
+            key in changes and changes[key] != getattr(self.current, key) for key in ("phase", "stage", "step")
+        )
+        if any(changes.get(key, getattr(self.current, key)) != getattr(self.current, key) for key in ("stage", "step")):
             self._stage_t0 = self._clock()
         self.current = replace(self.current, **changes)
         if changed:

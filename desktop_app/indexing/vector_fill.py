@@ -76,7 +76,7 @@ class _Batch:
 def record_model(store: Store, model: TextEmbedder) -> None:
     """Record `model` in the store (its vector tables) if it is not yet, once it has loaded and shown the size of
     its vectors: recorded first, a wrong quarry-model.json left its tables behind and its size stuck. The
-    static model's size is fixed, and loading it may mean distilling it: it is recorded as it is."""
+    static model's size is fixed: it is recorded without loading it."""
     if not model.static and store.model_source(model.model_id) is None:
         model.load()
     store.register_model(model.model_id, model.dims, model.source)
@@ -136,7 +136,13 @@ class VectorFiller:
         order = self.store.chunks_without_vectors(model, names=self.names_only)
         if not self.names_only:
             self._named = set(self.store.vector_ids(model, names=True).tolist())
-        reporter.update(stage=stage, chunks_total=len(order), chunks_embedded=0, tokens_embedded=0)
+        reporter.update(
+            stage=stage,
+            step="names" if self.names_only else "chunks",
+            chunks_total=len(order),
+            chunks_embedded=0,
+            tokens_embedded=0,
+        )
         result = FillResult()
         if not order:
             result.finished = True

@@ -398,7 +398,7 @@ class Searcher:
                 c.code = code[cid]
                 c.semantic, c.layer = similarity(c.code, names.get(cid)), self._full().stage
             elif cid in fast_code:
-                # The name's contextual vector (stage 2 makes those first) where it has one.
+                # The name's contextual vector (stage 3 makes those first) where it has one.
                 fast_name = fast_names.get(cid)
                 name = names.get(cid, None if fast_name is None else _on_full_scale(fast_name))
                 c.code = _on_full_scale(fast_code[cid])
