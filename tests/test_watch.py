@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import queue
 import shutil
+import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -213,3 +216,103 @@ def test_index_watch_follows_its_folder_moved_away_and_made_again(tmp_path, how)
         watch.wait(timeout=30)
     assert any(f"quarry: {root} was moved or deleted" in line for line in output.seen), output.seen
     assert any(f"quarry: {root} is back; indexing it" in line for line in output.seen), output.seen
+
+
+# A watcher in a process of its own, so that a test can stop it (SIGSTOP) while the kernel's queue fills.
+# It prints each report as "batch: [paths]" and watchdog's log lines as "log: ...", in the order they came.
+_WATCH_CHILD = """
+import json, logging, sys
+from pathlib import Path
+from desktop_app.indexing.watcher import ChangeWatcher
+logging.basicConfig(stream=sys.stdout, format="log: %(message)s")
+watcher = ChangeWatcher(lambda root, paths: print("batch: " + json.dumps(sorted(paths)), flush=True))
+watcher.watch(Path(sys.argv[1]))
+print("ready", flush=True)
+sys.stdin.read()
+watcher.close()
+"""
+
+
+def _watch_in_child(root: Path) -> tuple[subprocess.Popen[str], _OutputLines]:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _WATCH_CHILD, str(root)],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert child.stdout is not None
+    output = _OutputLines(child.stdout)
+    output.until(lambda line: line == "ready")
+    return child, output
+
+
+def _stop_child(child: subprocess.Popen[str]) -> None:
+    assert child.stdin is not None
+    child.stdin.close()
+    child.wait(timeout=WAIT_S)
+
+
+def _batches(output: _OutputLines) -> list[set[str]]:
+    return [set(json.loads(line.removeprefix("batch: "))) for line in output.seen if line.startswith("batch: ")]
+
+
+def _is_batch_with(path: Path) -> Callable[[str], bool]:
+    return lambda line: line.startswith("batch: ") and str(path) in json.loads(line.removeprefix("batch: "))
+
+
+def test_reading_a_big_tree_wakes_no_watcher_and_a_write_still_does(tmp_path):
+    """Reading files (an indexer, an editor, a build) made an open and a close-without-write event each:
+    reading a large tree overflowed inotify's queue, and watchdog's repair after an overflow, re-adding the
+    watch of every directory, opened every directory and overflowed it again, for as long as the watcher
+    ran (a core busy on the Linux kernel's tree). Now the kernel is not asked for those events at all: a
+    tree of 5,000 folders read twice over reaches the watcher with nothing, and a write after it arrives
+    alone."""
+    root = (tmp_path / "tree").resolve()
+    files = []
+    for d in range(5000):
+        folder = root / f"d{d // 100}" / f"s{d}"
+        folder.mkdir(parents=True)
+        files.append(folder / "f.c")
+        files[-1].write_text(f"int f{d}(void) {{ return {d}; }}\n")
+    child, output = _watch_in_child(root)
+    try:
+        for _ in range(2):
+            for path in files:
+                path.read_bytes()
+        marker = root / "d0" / "s0" / "marker.c"
+        marker.write_text("int marker;\n")
+        output.until(_is_batch_with(marker))
+    finally:
+        _stop_child(child)
+    assert all(batch <= {str(marker), str(marker.parent)} for batch in _batches(output)), output.seen
+    assert not [line for line in output.seen if line.startswith("log: ")], output.seen
+
+
+def test_lost_events_become_one_update_of_the_folder(tmp_path):
+    """When inotify's queue does overflow (here: the watching process is stopped while 20,000 changes are
+    made), the changes made meanwhile are unknown: the watcher reports the folder itself as changed, once,
+    so that one full update follows, and then goes back to reporting single changes."""
+    root = (tmp_path / "proj").resolve()
+    (root / "src").mkdir(parents=True)
+    files = [root / "src" / f"m{i}.py" for i in range(100)]
+    for path in files:
+        path.write_text("x = 1\n")
+    child, output = _watch_in_child(root)
+    try:
+        os.kill(child.pid, signal.SIGSTOP)
+        try:
+            for _ in range(200):  # one file after another: the kernel merges only repeats of its last event
+                for path in files:
+                    os.utime(path)
+        finally:
+            os.kill(child.pid, signal.SIGCONT)
+        output.until(_is_batch_with(root))
+        marker = root / "src" / "marker.py"
+        marker.write_text("y = 2\n")
+        output.until(_is_batch_with(marker))
+    finally:
+        _stop_child(child)
+    assert sum(str(root) in batch for batch in _batches(output)) == 1, output.seen
+    assert sum("events were lost" in line for line in output.seen) == 1, output.seen
