@@ -54,6 +54,7 @@ class ShortcutsDialog(QDialog):
         table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         table.setWordWrap(True)
+        table.setStyleSheet("QTableWidget::item { padding: 2px 16px 2px 4px; }")  # the keys apart from what they do
         header = table.horizontalHeader()
         header.setSectionsClickable(False)
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
