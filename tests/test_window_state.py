@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import Qt, QUrl  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from .test_gui import open_window, search, wait_preview  # noqa: E402
+from .test_gui import EMAIL_PACKAGE, drop, open_window, run, search, wait_preview  # noqa: E402
 
 
 @pytest.fixture
@@ -137,3 +138,63 @@ def test_a_handed_over_query_never_replaces_what_the_user_typed(qtbot, window, t
         qtbot.keyClicks(window.search_bar, "hover")  # typed before the folder is open
     assert window.project == str(folder.resolve())
     assert window.search_bar.text() == "hover"
+
+
+# --- item 6: one story about the state ------------------------------------------------------------
+
+
+@pytest.fixture
+def empty_window(qtbot, qasync_loop, gui_settings, tmp_path):
+    """A window on a new index, no folder open: the first launch."""
+    win = open_window(qtbot, gui_settings, tmp_path / "new-index.db", None)
+    yield win
+    win.close()
+    win.bridge.shutdown()
+
+
+def test_a_first_index_run_tells_one_story_while_the_user_searches(qtbot, empty_window, tmp_path, embedding_gate):
+    win = empty_window
+    folder = tmp_path / "email-copy"
+    shutil.copytree(EMAIL_PACKAGE, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    # A query typed and taken back before any folder is open leaves no "Open a folder" behind.
+    win.search_bar.setFocus()
+    qtbot.keyClicks(win.search_bar, "x")
+    assert "Open a folder" in win.banner.text()
+    qtbot.keyClick(win.search_bar, Qt.Key.Key_Backspace)
+    gate = embedding_gate()
+    drop(win, [QUrl.fromLocalFile(str(folder))])
+    qtbot.waitUntil(gate.waiting.is_set, timeout=60_000)
+    assert not win.banner.isVisible(), win.banner.text()
+    # The folder being indexed is never called "not indexed" (beside a coverage of its keywords).
+    # Its counts are those of every file stage 1 wrote, not of the first few (it said "27 chunks · 2 files").
+    (summary,) = run(qtbot, win.bridge.scopes())
+    counts = f"{summary.chunks:,} chunks · {summary.files:,} files"
+    qtbot.waitUntil(lambda: win.engine_status.chunks.text() == counts, timeout=10_000)
+    assert "not indexed" not in win.projects.currentText()
+
+    search(qtbot, win, "parse an email message header")
+    assert "results in" in win.statusBar().currentMessage()
+    # The progress and its Cancel stay in sight through the user's searches and the re-runs.
+    assert win.progress.isVisible() and win.progress.cancel.isVisible()
+    with qtbot.waitSignal(win.results_shown, timeout=10_000):
+        win.rerun_search()
+    assert win.progress.isVisible() and win.progress.cancel.isVisible()
+    # Its line is shortened to the room it has, never drawn under Cancel; the whole line is its tooltip.
+    label = win.progress.label
+    label.set_full_text("Indexing email-copy (meaning) · " + "300/561 chunks · " * 20)
+    assert label.fontMetrics().horizontalAdvance(label.text()) <= label.width()
+    assert label.geometry().right() < win.progress.cancel.geometry().left()
+    assert label.toolTip() == label.full_text and label.text().endswith("…")
+    with qtbot.waitSignal(win.index_finished, timeout=60_000):
+        qtbot.mouseClick(win.progress.cancel, Qt.MouseButton.LeftButton)
+        gate.release()
+    qtbot.waitUntil(lambda: not win.progress.isVisible(), timeout=10_000)
+
+
+def test_f5_on_an_up_to_date_project_says_so_while_a_query_is_open(qtbot, window):
+    search(qtbot, window, "multiply two matrices")
+    with qtbot.waitSignal(window.index_finished, timeout=60_000):
+        qtbot.keyClick(window.search_bar, Qt.Key.Key_F5)
+    run(qtbot, window.changes_applied())
+    qtbot.waitUntil(lambda: window.live._task is None or window.live._task.done(), timeout=10_000)
+    assert window.statusBar().currentMessage().startswith("repo is up to date: none of its")

@@ -34,6 +34,11 @@ class LiveSearch(QObject):
         return self._seq
 
     @property
+    def waiting(self) -> bool:
+        """A request waits for typing to pause."""
+        return self._timer.isActive()
+
+    @property
     def debounce_ms(self) -> int:
         return self._timer.interval()
 

@@ -124,6 +124,8 @@ class MainWindow(QMainWindow):
         self._placing = False  # the window itself is moving the selection (an answer arrived): not the user's pick
         self._previewed: PreviewTarget | None = None  # what the preview was last asked for (it may still be reading)
         self._rerun_seq = -1  # the sequence number of the last search the window re-ran by itself
+        self._listing = False  # the project list is being read again while the project is indexed
+        self._listed_at: tuple[str, str] | None = None  # (root, stage) of the run when it was last read
         self._tasks: set[asyncio.Task] = set()
         self._applying: set[asyncio.Task] = set()  # change notices being applied (project list, search)
         # The index file used when Settings names no team index; the app sets it from --db or QUARRY_DB.
@@ -203,9 +205,9 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.filter_bar)
         layout.addWidget(self.banner)
         layout.addWidget(self.splitter, 1)
-        self.setCentralWidget(central)
         self.progress = ProgressPanel()
-        self.statusBar().addWidget(self.progress, 1)
+        layout.addWidget(self.progress)
+        self.setCentralWidget(central)
         self.engine_status = EngineStatus(self.statusBar())
         self.engine_status.skipped.linkActivated.connect(lambda _link: self.show_skipped())
         self.last_stats: IndexStats | None = None  # of the last index run of the open project
@@ -442,10 +444,12 @@ class MainWindow(QMainWindow):
         """Draw what changed in the session (and search again where the answer depends on it)."""
         if aspect == "project":
             self._forget_project_state()
+            if self.banner.owner == "search":
+                self.banner.clear_notice()  # said of a search in no project or another one ("Open a folder")
             self.setWindowTitle(f"{Path(self.project).name} — Quarry" if self.project else "Quarry")
         if aspect in ("project", "scopes"):
             self._fill_projects()
-            self.engine_status.show_scope(self.project, self.session.project_scope)
+            self._show_scope()
         if aspect == "scopes":
             for root in self.session.roots_to_watch():  # every indexed folder follows its files while open
                 self.spawn(self._watch(root))
@@ -603,7 +607,8 @@ class MainWindow(QMainWindow):
     def reindex(self) -> None:
         """F5: said at once, before the run (which may take a moment to start behind a search) is under way."""
         if self.project is not None:
-            self.statusBar().showMessage(f"Re-indexing {Path(self.project).name}: looking for changed files…")
+            # Brief: the progress strip takes over from here.
+            self.statusBar().showMessage(f"Re-indexing {Path(self.project).name}: looking for changed files…", 3000)
         self.spawn(self.index_project())
 
     async def index_project(self, root: str | None = None) -> IndexStats | None:
@@ -688,14 +693,27 @@ class MainWindow(QMainWindow):
             self.progress.show_progress(p)
         if p.phase != "in_progress" or p.root != self.project:
             return
+        if (p.root, p.stage) != self._listed_at and not self._listing:
+            # The run's files are in the index as each stage begins: list the folder with its counts now, not at
+            # the run's end (it was "not indexed" beside a search's coverage of it, or kept stage 1's first count).
+            self._listing, self._listed_at = True, (p.root, p.stage)
+            self.spawn(self._list_project())
         if self.search_session.search_on_progress:
             self.search_session.search_on_progress = False
             self.search_now()
         elif self.search_bar.text().strip() and self.search_session.rerun_due():
             self.rerun_search()
 
+    async def _list_project(self) -> None:
+        try:
+            await self.refresh_projects()
+        finally:
+            self._listing = False
+
     def rerun_search(self) -> None:
         """Run the open query again for what the index has gained, keeping the result the user picked."""
+        if self.live.waiting:
+            return  # the user is typing: their own search, about to run, answers with the new content too
         if self.search_now() is not None:
             self._rerun_seq = self.live.seq
 
@@ -703,6 +721,8 @@ class MainWindow(QMainWindow):
         self.act_cancel_index.setEnabled(running)
         if not running:
             self.progress.finish()
+        self._fill_projects()
+        self._show_scope()
 
     def choose_folder(self) -> None:
         dialog = QFileDialog(self, "Open a folder to search")
@@ -716,12 +736,23 @@ class MainWindow(QMainWindow):
         self.projects.blockSignals(True)
         self.projects.clear()
         for root in roots:
-            indexed = root in self.scopes
-            self.projects.addItem(Path(root).name + ("" if indexed else "  (not indexed)"), root)
+            self.projects.addItem(Path(root).name + self._index_state(root), root)
             self.projects.setItemData(self.projects.count() - 1, root, Qt.ItemDataRole.ToolTipRole)
         if self.project:
             self.projects.setCurrentIndex(roots.index(self.project))
         self.projects.blockSignals(False)
+
+    def _index_state(self, root: str) -> str:
+        """What the project list says after a folder's name: nothing once it is indexed."""
+        if root in self.scopes:
+            return ""
+        # A first index run has not been listed yet: it was called "not indexed" beside its search coverage.
+        return "  (indexing…)" if root in self.bridge.indexing_roots else "  (not indexed)"
+
+    def _show_scope(self) -> None:
+        self.engine_status.show_scope(self.project, self.session.project_scope)
+        if self.project is not None and self.session.project_scope is None:
+            self.engine_status.chunks.setText(self._index_state(self.project).strip(" ()"))
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -811,6 +842,8 @@ class MainWindow(QMainWindow):
             self.live.schedule(request)
         elif not text.strip():
             self.live.clear()
+            if self.banner.owner == "search":
+                self.banner.clear_notice()  # said of a query no longer there
         else:
             self.show_message(
                 "Open a folder to search: File → Open Folder… (Ctrl+Shift+O) or drop one here.",
@@ -842,7 +875,10 @@ class MainWindow(QMainWindow):
             found = (
                 f"{len(response.results)} results in {response.elapsed_ms:.0f} ms ({response.effective_mode}){weaker}"
             )
-        self.statusBar().showMessage(found, 4000)
+        if seq != self._rerun_seq:
+            # Said for the user's own searches only: a re-run's count would replace what an index run just said
+            # (F5's "up to date") every second while indexing.
+            self.statusBar().showMessage(found, 4000)
         self.engine_status.show_coverage(response.coverage)
         if not response.results:
             self.preview.show_message(f"No results for “{response.query}”.")

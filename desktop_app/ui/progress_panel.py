@@ -1,11 +1,16 @@
-"""Live index progress in the status bar: a bar, a line of text and a Cancel button."""
+"""Live index progress in a strip under the results: a bar, a line of text and a Cancel button.
+
+Not in the status bar: a status bar hides its widgets under every temporary message, and each search's
+"N results in M ms" hid the bar and Cancel for the rest of a run (re-runs while indexing kept posting one).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy, QWidget
 
 from ..indexing.progress import Progress
 from ..store.rows import OthersClaims
@@ -85,6 +90,29 @@ def _measure(p: Progress) -> tuple[int, int]:
     return p.chunks_embedded, p.chunks_total
 
 
+class FittedLabel(QLabel):
+    """A one-line label that shortens its text with an ellipsis to the room it has, the whole text in its
+    tooltip: a long line was drawn under the Cancel button beside it ("300/561 chur")."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.full_text = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+
+    def set_full_text(self, text: str) -> None:
+        self.full_text = text
+        self.setToolTip(text)
+        self._fit()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        self.setText(self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight, self.width()))
+
+
 class ProgressPanel(QWidget):
     cancel_requested = Signal()
 
@@ -93,12 +121,12 @@ class ProgressPanel(QWidget):
         self.bar = QProgressBar()
         self.bar.setFixedWidth(160)
         self.bar.setTextVisible(False)
-        self.label = QLabel()
+        self.label = FittedLabel()
         self.cancel = QPushButton("Cancel")
         self.cancel.setToolTip("Stop indexing; what is done so far stays searchable, and F5 goes on from there")
         self.cancel.clicked.connect(self.cancel_requested)
         layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setContentsMargins(0, 2, 0, 0)
         layout.addWidget(self.bar)
         layout.addWidget(self.label, 1)
         layout.addWidget(self.cancel)
@@ -107,13 +135,8 @@ class ProgressPanel(QWidget):
         self.hide()
 
     def show_progress(self, p: Progress) -> None:
-        parent = self.parentWidget()
-        if isinstance(parent, QStatusBar) and parent.currentMessage():
-            # A status message is drawn over the bar's widgets without hiding one shown meanwhile: the two
-            # texts overlapped ("d)ndexing"). Progress replaces the message.
-            parent.clearMessage()
         self.last = p
-        self.label.setText(progress_text(p) + (" · cancelling…" if self._cancelling else ""))
+        self.label.set_full_text(progress_text(p) + (" · cancelling…" if self._cancelling else ""))
         done, total = _measure(p)
         if p.phase == "analyzing" or not total:
             self.bar.setRange(0, 0)  # busy: totals are not known yet
