@@ -4,6 +4,7 @@ A real engine and index, a real window (offscreen), driven through pytest-qt."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 from pathlib import Path
@@ -242,3 +243,22 @@ def test_f1_lists_the_shortcuts_as_a_read_only_list(qtbot, window):
             assert not item.flags() & (Qt.ItemFlag.ItemIsEditable | Qt.ItemFlag.ItemIsSelectable)
         assert table.fontMetrics().horizontalAdvance(keys.text()) <= table.columnWidth(0)
     dialog.close()
+
+
+def test_the_language_filters_are_there_while_a_folder_is_indexed(
+    qtbot, qasync_loop, gui_settings, tmp_path, project, embedding_gate
+):
+    gate = embedding_gate()  # the run is held at the model (its last stage): it is still indexing
+    win = open_window(qtbot, gui_settings, tmp_path / "index.db", None)
+    try:
+        indexing = asyncio.ensure_future(win.open_project(project))
+        qtbot.waitUntil(gate.waiting.is_set, timeout=60_000)
+        assert win.bridge.indexing and not indexing.done()
+        win.toggle_filter_bar()
+        qtbot.waitUntil(lambda: win.filter_bar.language_counts() == {"python": 2}, timeout=10_000)
+        gate.release()
+        qtbot.waitUntil(indexing.done, timeout=60_000)
+    finally:
+        gate.release()
+        win.close()
+        win.bridge.shutdown()

@@ -77,6 +77,10 @@ class FilterBar(QWidget):
             self._languages.addWidget(button)
         self.label.setVisible(bool(self._buttons))
 
+    def language_counts(self) -> dict[str, int]:
+        """The languages offered, with the file counts their toggles show."""
+        return {lang: int(b.text().rpartition(" ")[2]) for lang, b in self._buttons.items() if b.text() != lang}
+
     def set_filters(self, filters: SearchFilters, emit: bool = False) -> None:
         """Show `filters` (without telling anyone, unless `emit`)."""
         self._filters = filters
