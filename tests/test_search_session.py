@@ -85,3 +85,16 @@ def test_history_offers_the_projects_distinct_queries_newest_first():
 
 def test_identity_names_a_result_across_answers():
     assert identity(C) == ("/repo", "c.py", 7)
+
+
+def test_a_file_opened_outside_the_list_leaves_nothing_selected_until_a_new_query():
+    session = SearchSession()
+    session.answered("cache", [A, B])
+    session.choose(B)
+    session.look_elsewhere()  # Quick Open
+    assert session.answered("cache", [A, B]) is None  # a refresh selects nothing beside the file shown
+    assert session.enter("cache", has_current=False) is Enter.SEARCH
+    session.choose(A)  # back in the list
+    assert session.answered("cache", [B, A]) == 1
+    session.look_elsewhere()
+    assert session.answered("cache evict", [A, B]) == 0  # a new query: its top result

@@ -4,6 +4,7 @@ queries, phases, progress and banners. A real engine on the shared index, driven
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import shutil
 
@@ -13,6 +14,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import Qt, QUrl  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from desktop_app.store.postgres.connection import display_url  # noqa: E402
+from desktop_app.ui.quick_open import QuickOpen  # noqa: E402
 
 from .test_gui import EMAIL_PACKAGE, drop, open_window, run, search, wait_preview  # noqa: E402
 
@@ -198,3 +202,70 @@ def test_f5_on_an_up_to_date_project_says_so_while_a_query_is_open(qtbot, window
     run(qtbot, window.changes_applied())
     qtbot.waitUntil(lambda: window.live._task is None or window.live._task.done(), timeout=10_000)
     assert window.statusBar().currentMessage().startswith("repo is up to date: none of its")
+
+
+# --- item 9: smaller things in the window ----------------------------------------------------------
+
+
+def test_the_first_launch_asks_for_a_folder_and_typing_without_one_logs_nothing(qtbot, empty_window, caplog):
+    win = empty_window
+    shown = win.preview.placeholder.text()
+    assert "Open a folder" in shown and "Type to search" not in shown
+    win.search_bar.setFocus()
+    with caplog.at_level(logging.WARNING, logger="desktop_app"):
+        qtbot.keyClicks(win.search_bar, "retry")
+    assert "Open a folder" in win.banner.text()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+def test_a_banner_closes_with_its_button(qtbot, window):
+    window.show_message("Updating the index of repo failed: disk full", "error")
+    assert window.banner.isVisible()
+    qtbot.mouseClick(window.banner.close_button, Qt.MouseButton.LeftButton)
+    assert not window.banner.isVisible() and window.banner.text() == ""
+
+
+def test_esc_in_the_filter_paths_leaves_the_search_alone(qtbot, window):
+    search(qtbot, window, "cache capacity evict")
+    qtbot.keyClick(
+        window.search_bar, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
+    globs = window.filter_bar.globs
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is globs, timeout=5_000)
+    qtbot.keyClicks(globs, "src/**")
+    qtbot.keyClick(globs, Qt.Key.Key_Escape)
+    assert globs.text() == "" and window.search_bar.text() == "cache capacity evict"
+    assert window.tree.hit_count > 0
+    qtbot.keyClick(globs, Qt.Key.Key_Escape)  # an empty field: back to the search bar
+    assert QApplication.focusWidget() is window.search_bar
+    assert window.search_bar.text() == "cache capacity evict"
+
+
+def test_quick_open_leaves_no_result_selected_beside_the_file_it_shows(qtbot, window):
+    search(qtbot, window, "cache capacity evict")
+    wait_preview(qtbot, window)
+    assert window.tree.current_result() is not None
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
+    dialog = window.findChild(QuickOpen)
+    qtbot.waitUntil(lambda: dialog is not None and dialog.isVisible(), timeout=5_000)
+    with qtbot.waitSignal(dialog.answered, timeout=10_000):
+        qtbot.keyClicks(dialog.field, "htcli")
+    qtbot.keyClick(dialog.field, Qt.Key.Key_Return)
+    wait_preview(qtbot, window)
+    assert window.preview.target.path == "src/http_client.py"
+    assert window.tree.current_result() is None and not window.tree.selectionModel().hasSelection()
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        window.rerun_search()  # indexing re-runs the query: the file stays in the preview
+    assert window.tree.current_result() is None and window.preview.target.path == "src/http_client.py"
+
+
+def test_the_window_says_it_is_on_a_team_index_without_its_password(qtbot, qasync_loop, gui_settings, mixed_team_index):
+    url = mixed_team_index.replace("postgresql://postgres@", "postgresql://postgres:secret-99@")
+    win = open_window(qtbot, gui_settings, url, None)
+    try:
+        label = win.team_label
+        assert label.isVisible() and label.text() == f"Team index: {display_url(url)}"
+        assert "secret-99" not in label.text() + label.toolTip()
+    finally:
+        win.close()
+        win.bridge.shutdown()

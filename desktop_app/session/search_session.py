@@ -39,6 +39,7 @@ class SearchSession:
         self.rerun_interval_s = rerun_interval_s
         self.shown_query: str | None = None  # the query whose answer the list shows
         self.chosen: Identity | None = None  # the result the user picked in that answer (None: the top one)
+        self.elsewhere = False  # the user opened something outside the list (Quick Open): nothing is selected
         self.handed_query: str | None = None  # handed over by another process, not applied yet
         self.search_on_progress = False  # the last search came too early for the project's first index run
         self._last_rerun = float("-inf")
@@ -48,14 +49,24 @@ class SearchSession:
     def choose(self, result: SearchResult | None) -> None:
         """The user moved to `result` (a click, arrow keys, F4): it stays selected while the list refreshes."""
         self.chosen = identity(result) if result is not None else None
+        self.elsewhere = False
 
-    def answered(self, query: str, hits: Iterable[SearchResult]) -> int:
-        """An answer for `query` is shown with `hits` in display order: the position to select. The user's pick
-        is kept where it still is, found by what it is (its row moves as results arrive); a new query, or a
-        pick no longer in the list, selects the top result, which is not a pick of the user's."""
+    def look_elsewhere(self) -> None:
+        """The user opened a file outside the list (Quick Open, Go to Symbol, a dropped file): no result is
+        selected beside it, and refreshes of the same query keep it so."""
+        self.chosen = None
+        self.elsewhere = True
+
+    def answered(self, query: str, hits: Iterable[SearchResult]) -> int | None:
+        """An answer for `query` is shown with `hits` in display order: the position to select (None: none).
+        The user's pick is kept where it still is, found by what it is (its row moves as results arrive); a new
+        query, or a pick no longer in the list, selects the top result, which is not a pick of the user's."""
         if query != self.shown_query:
             self.chosen = None
+            self.elsewhere = False
         self.shown_query = query
+        if self.elsewhere:
+            return None
         if self.chosen is None:
             return 0
         positions = [identity(hit) for hit in hits]
@@ -64,6 +75,7 @@ class SearchSession:
     def cleared(self) -> None:
         self.shown_query = None
         self.chosen = None
+        self.elsewhere = False
 
     def enter(self, text: str, has_current: bool) -> Enter:
         """Enter in the search bar: the result the user picked in the answer to this very text is opened; any

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -24,6 +24,7 @@ from PySide6.QtGui import (
     QDragEnterEvent,
     QDragMoveEvent,
     QDropEvent,
+    QKeyEvent,
     QKeySequence,
 )
 from PySide6.QtWidgets import (
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
     QHBoxLayout,
+    QLabel,
     QMainWindow,
     QMenu,
     QMessageBox,
@@ -87,6 +89,12 @@ RESULT_LIMIT = 30  # hits in the tree; more rarely helps and makes each keystrok
 RELATIVE_CUTOFF = 0.4
 HISTORY_READ = 500  # recent searches read (all projects) to find this project's
 MIN_SIZE = (1100, 700)
+NO_FOLDER_NOTICE = "Open a folder to search: File → Open Folder… (Ctrl+Shift+O) or drop one here."
+# The preview before any folder is open: "Type to search" asked for what cannot work yet (issue 32 item 9).
+NO_FOLDER_MESSAGE = (
+    "Open a folder to search it: File → Open Folder… (Ctrl+Shift+O), or drop a folder on this window.\n\n"
+    "Quarry indexes it (keywords at once, meaning in the background) and searches it as you type."
+)
 _MODE_LABELS = {"hybrid": "&Hybrid", "semantic": "&Semantic", "exact": "N&ames", "text": "&Text"}
 # "exact" (the command line's name) matched names and keywords, not exact text: users read "Exact" as a
 # literal search. Hybrid is as good on identifiers (standard-library set: R@1 1.0 in both) and better on
@@ -144,6 +152,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._connect()
         self._restore_state()
+        self.preview.show_message(self._idle_message())
         self.session.observe(self._on_session_changed)
 
     # The session's state, as tests and the rest of the window read it.
@@ -190,6 +199,7 @@ class MainWindow(QMainWindow):
         self.filter_bar = FilterBar()
         self.filter_bar.setVisible(False)
         self.filter_bar.changed.connect(self.apply_filters)
+        self.filter_bar.globs.installEventFilter(self)
         self.banner = NoticeBanner()
         self.tree = ResultTree()
         self.preview = PreviewPane(self.bridge, self.settings.context_lines)
@@ -210,6 +220,11 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.engine_status = EngineStatus(self.statusBar())
         self.engine_status.skipped.linkActivated.connect(lambda _link: self.show_skipped())
+        # Which index the window is on, when it is a team's: the server in its display form (never a password).
+        self.team_label = QLabel()
+        self.team_label.setContentsMargins(6, 0, 6, 0)
+        self.team_label.hide()
+        self.statusBar().insertPermanentWidget(0, self.team_label)
         self.last_stats: IndexStats | None = None  # of the last index run of the open project
 
     def _action(
@@ -400,6 +415,7 @@ class MainWindow(QMainWindow):
                 await self._ask("The index cannot be opened", describe_error(exc), QMessageBox.StandardButton.Close)
             return False
         self.statusBar().showMessage(f"Index: {config.location}", 5000)
+        self._show_index(config.location)
         await self.refresh_projects()
         if assumed and self.project == assumed and assumed not in self.scopes:
             self.forget_project()  # it is no longer in this index
@@ -446,6 +462,8 @@ class MainWindow(QMainWindow):
             self._forget_project_state()
             if self.banner.owner == "search":
                 self.banner.clear_notice()  # said of a search in no project or another one ("Open a folder")
+            if not self.tree.hit_count:
+                self.preview.show_message(self._idle_message())
             self.setWindowTitle(f"{Path(self.project).name} — Quarry" if self.project else "Quarry")
         if aspect in ("project", "scopes"):
             self._fill_projects()
@@ -646,8 +664,8 @@ class MainWindow(QMainWindow):
                 f"({stats.chunks_embedded:,} new) in {stats.seconds:.1f} s",
                 8000,
             )
-            if self.banner.kind != "error":
-                self.banner.clear_notice()
+            if self.banner.owner == "window":
+                self.banner.clear_notice()  # an earlier failure or cancel is over once a run has gone through
         await self.changes_applied()  # the project list and the open search show the new content
         self.index_finished.emit(stats)
         return stats
@@ -812,11 +830,24 @@ class MainWindow(QMainWindow):
             self.show_message(found.message, "warning")
             return
         kind = classify(found.rel_path)
-        self.preview.preview(
+        self._preview_outside(
             PreviewTarget(
                 found.project, found.rel_path, found.sha256, 1, 0, kind.language if kind else "", "whole file"
             )
         )
+
+    def _preview_outside(self, target: PreviewTarget) -> None:
+        """Preview a file the user chose outside the result list (Quick Open, a dropped file): no result stays
+        selected beside it (the old one did), and re-runs of the open query leave the preview alone."""
+        self.search_session.look_elsewhere()
+        self._placing = True
+        try:
+            self.tree.setCurrentIndex(QModelIndex())
+            self.tree.clearSelection()
+        finally:
+            self._placing = False
+        self._previewed = target
+        self.preview.preview(target)
 
     # --- searching ------------------------------------------------------------------------------
 
@@ -844,12 +875,10 @@ class MainWindow(QMainWindow):
             self.live.clear()
             if self.banner.owner == "search":
                 self.banner.clear_notice()  # said of a query no longer there
-        else:
-            self.show_message(
-                "Open a folder to search: File → Open Folder… (Ctrl+Shift+O) or drop one here.",
-                "warning",
-                owner="search",  # said to the query typed: the first answer once a project opens replaces it
-            )
+        elif self.banner.text() != NO_FOLDER_NOTICE:
+            # Once, as a notice, not logged: each keystroke wrote a WARNING to the log (issue 32 item 9).
+            self.banner.show_notice(NO_FOLDER_NOTICE, "warning", owner="search")
+            self.message_shown.emit("warning", NO_FOLDER_NOTICE)
 
     def search_now(self) -> asyncio.Task | None:
         """Search for the bar's text right away; the task gives the response (None if superseded)."""
@@ -893,7 +922,10 @@ class MainWindow(QMainWindow):
         try:
             self.tree.show_response(response, self.act_group.isChecked())
             position = self.search_session.answered(response.query, self.tree.results.hits)
-            self.tree.select_hit(position)
+            if position is not None:
+                self.tree.select_hit(position)
+            else:
+                self.tree.setCurrentIndex(QModelIndex())
         finally:
             self._placing = False
         current = self.tree.current_result()
@@ -948,8 +980,11 @@ class MainWindow(QMainWindow):
         self.search_bar.clear()
         self.tree.clear_results()
         self.banner.clear_notice()
-        self.preview.show_message(IDLE_MESSAGE)
+        self.preview.show_message(self._idle_message())
         self.focus_search()
+
+    def _idle_message(self) -> str:
+        return IDLE_MESSAGE if self.project is not None else NO_FOLDER_MESSAGE
 
     def focus_search(self) -> None:
         self.search_bar.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -975,6 +1010,22 @@ class MainWindow(QMainWindow):
             self.settings.group_by_file = self.act_group.isChecked()
         if self.last_response is not None:
             self._place(self.last_response)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        """Esc in the filter bar's path field clears that field, or leaves it for the search bar when empty; the
+        window's Esc (clear the search) took it and wiped the query instead (issue 32 item 9)."""
+        if watched is self.filter_bar.globs and isinstance(event, QKeyEvent) and event.key() == Qt.Key.Key_Escape:
+            if event.type() == QEvent.Type.ShortcutOverride:
+                event.accept()  # the field gets the key press, not the window's shortcut
+                return True
+            if event.type() == QEvent.Type.KeyPress:
+                if self.filter_bar.globs.text():
+                    self.filter_bar.globs.clear()
+                    self.filter_bar.globs.editingFinished.emit()  # applied as Enter applies a pattern
+                else:
+                    self.search_bar.setFocus(Qt.FocusReason.ShortcutFocusReason)
+                return True
+        return super().eventFilter(watched, event)
 
     def _apply_text_options(self) -> None:
         self.session.set_text_options(TextOptions(**{n: act.isChecked() for n, act in self.text_actions.items()}))
@@ -1112,7 +1163,7 @@ class MainWindow(QMainWindow):
         return out
 
     def _open_choice(self, target: PreviewTarget, in_editor: bool) -> None:
-        self.preview.preview(target)
+        self._preview_outside(target)
         if in_editor:
             problem = editor_launcher.open_in_editor(target.abs_path, max(1, target.start_line), self.editor)
             if problem:
@@ -1169,10 +1220,17 @@ class MainWindow(QMainWindow):
         elif new != config:
             self.statusBar().showMessage("Restarting the engine with the new settings…")
             await self.bridge.restart(new)
+            self._show_index(new.location)
             self.session.forget_watches()  # the new worker watches nothing yet
             await self.refresh_projects()
             self.spawn(self._load_model())
             self.statusBar().showMessage("Engine restarted with the new settings.", 5000)
+
+    def _show_index(self, location: StoreLocation) -> None:
+        self.team_label.setVisible(location.is_team)
+        self.team_label.setText(f"Team index: {location}" if location.is_team else "")
+        shared = f"Searching the team index at {location}, shared with everyone who indexes there"
+        self.team_label.setToolTip(shared if location.is_team else "")
 
     def _location_for(self, team_index: str, current: StoreLocation) -> StoreLocation:
         """Where the engine's index should be: the team index named in Settings (the one in use when only its
