@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt, QUrl  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from desktop_app.store.postgres.connection import display_url  # noqa: E402
+from desktop_app.ui.progress_panel import PHASE_LABELS  # noqa: E402
 from desktop_app.ui.quick_open import QuickOpen  # noqa: E402
 
 from .test_gui import EMAIL_PACKAGE, drop, open_window, run, search, wait_preview  # noqa: E402
@@ -142,6 +143,35 @@ def test_a_handed_over_query_never_replaces_what_the_user_typed(qtbot, window, t
         qtbot.keyClicks(window.search_bar, "hover")  # typed before the folder is open
     assert window.project == str(folder.resolve())
     assert window.search_bar.text() == "hover"
+
+
+# --- item 5: nothing typed is lost, no phase is silent --------------------------------------------
+
+
+def test_a_query_typed_before_a_folder_opens_runs_while_its_first_index_runs(
+    qtbot, empty_window, tmp_path, embedding_gate
+):
+    """Guards issue 32 item 5 (a query typed before the folder opened never ran; the first index froze with
+    no word of why): the query is answered from the folder's keywords while its first run is held at its
+    first embedding, and every line the progress strip showed meanwhile names its phase and folder."""
+    win = empty_window
+    folder = birds(tmp_path)
+    lines: list[str] = []
+    win.bridge.progressed.connect(lambda _p: lines.append(win.progress.label.full_text))
+    win.search_bar.setFocus()
+    qtbot.keyClicks(win.search_bar, "kestrel")
+    gate = embedding_gate()
+    drop(win, [QUrl.fromLocalFile(str(folder))])
+    qtbot.waitUntil(
+        lambda: win.last_response is not None and [r.path for r in win.last_response.results] == ["kestrel.py"],
+        timeout=60_000,
+    )
+    assert win.bridge.indexing and win.progress.isVisible() and win.search_bar.text() == "kestrel"
+    named = {f"{phase} birds" for phase in PHASE_LABELS.values()}
+    assert lines and all(line.split(" (")[0] in named for line in lines), lines
+    with qtbot.waitSignal(win.index_finished, timeout=60_000):
+        win.cancel_index()
+        gate.release()
 
 
 # --- item 6: one story about the state ------------------------------------------------------------

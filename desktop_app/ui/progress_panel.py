@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QS
 from ..indexing.progress import Progress
 from ..store.rows import OthersClaims
 
-_PHASE_LABELS = {
+PHASE_LABELS = {
     "analyzing": "Scanning files",
     "started": "Starting",
     "in_progress": "Indexing",
@@ -41,7 +41,7 @@ def progress_text(p: Progress) -> str:
     if p.task == "reembed":
         parts = [f"{_REEMBED_LABELS.get(p.phase, p.phase)} with {p.root}"]
     else:
-        parts = [f"{_PHASE_LABELS.get(p.phase, p.phase)} {Path(p.root).name} ({_STAGE_LABELS.get(p.stage, p.stage)})"]
+        parts = [f"{PHASE_LABELS.get(p.phase, p.phase)} {Path(p.root).name} ({_STAGE_LABELS.get(p.stage, p.stage)})"]
     if p.stage == "keyword":
         if p.files_total:
             parts.append(f"{p.files_done:,}/{p.files_total:,} files")
