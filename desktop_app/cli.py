@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 from . import shared_settings
 from .agent.client_config import CLIENTS, WHERE, claude_add_line, client_config
 from .agent.tools import LOAD_WAIT_S
-from .cli_messages import explain
+from .cli_messages import explain, ignored_top_line
 from .desktop_entry import install_for_current_user
 from .editor_command import editor_command, runs_in_terminal
 from .embedding import ModelError
@@ -461,6 +461,8 @@ def _cmd_index(args: argparse.Namespace) -> int:
         if progress:
             progress.done()
         _print_stats(stats, args.json, reembed.summary())
+        if stats.ignored_top is not None:
+            print(f"quarry: {ignored_top_line(stats.files_indexed, stats.ignored_top)}", file=sys.stderr, flush=True)
         if args.watch and not stats.cancelled:
             assert updates is not None  # made for --watch
             if _watch(worker, Path(stats.root), updates.removed):

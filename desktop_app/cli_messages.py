@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .indexing.file_selection import IgnoredTop
 from .search.request import SearchError, SearchRemedy
 from .store.errors import Remedy, StoreError
 from .worker.worker import ScopeNotFound
@@ -32,3 +33,18 @@ def _search_remedy(remedy: SearchRemedy, subject: str | None) -> str:
     if remedy is SearchRemedy.PASS_FOLDER:
         return "pass the indexed folder that contains it with --root"
     return "search a linked worktree with --root"
+
+
+def ignored_top_line(files_indexed: int, ignored: IgnoredTop) -> str:
+    """e.g. "0 files: the folder's .gitignore excludes /* (31 of the 31 entries at its top); ..."."""
+    rule = ignored.rule
+    remedy = (
+        "edit it to index them"
+        if rule.source == ".quarryignore"
+        else f"to index them anyway, add a .quarryignore beside it that re-includes them, such as !{rule.pattern}"
+    )
+    files = f"{files_indexed:,} {'file' if files_indexed == 1 else 'files'}"
+    return (
+        f"{files}: the folder's {rule.source} excludes {rule.pattern} "
+        f"({ignored.entries_ignored:,} of the {ignored.entries:,} entries at its top are ignored); {remedy}"
+    )

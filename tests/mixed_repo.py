@@ -240,6 +240,7 @@ INDEXED = {
     "web/debounce.ts",
     "web/auth.ts",
     "README.md",
+    ".gitignore",  # text a developer searches too (issue 34 item 1)
 }
 
 

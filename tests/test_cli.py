@@ -85,7 +85,7 @@ def test_index_json_stats_and_search_json(mixed_root, index_copy):
     proc = quarry("index", mixed_root, "--db", db, "--json", check=0)
     stats = json.loads(proc.stdout.strip().splitlines()[-1])
     assert stats.keys() >= INDEX_FIELDS
-    assert stats["chunks_embedded"] == 0 and stats["files_indexed"] == 8
+    assert stats["chunks_embedded"] == 0 and stats["files_indexed"] == 9
     out = quarry(
         "search", "where do we retry failed http requests", "--root", mixed_root, "--db", db, "--json", check=0
     ).stdout
@@ -177,7 +177,7 @@ def test_scopes_list_and_remove(index_copy, mixed_root):
     assert len(scopes) == 1
     s = scopes[0]
     assert set(s) == {"id", "type", "root", "parent", "files", "chunks", "last_indexed_at", "stale"}
-    assert s["type"] == "main" and s["root"] == str(mixed_root.resolve()) and s["files"] == 8 and s["parent"] is None
+    assert s["type"] == "main" and s["root"] == str(mixed_root.resolve()) and s["files"] == 9 and s["parent"] is None
     quarry("scopes", "remove", mixed_root, "--db", index_copy, check=0)
     assert json.loads(quarry("scopes", "--db", index_copy, "--json", check=0).stdout) == []
     assert quarry("scopes", "remove", mixed_root, "--db", index_copy).returncode == 1

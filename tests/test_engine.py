@@ -28,7 +28,7 @@ def test_mixed_repo_indexes_exactly_source_docs_and_non_utf8(mixed_root, mixed_i
     assert stats.files_indexed == len(mixed_repo.INDEXED)
     assert stats.skipped["lock_file"] == 2
     assert stats.skipped["too_large"] == 1
-    assert stats.skipped["unsupported_type"] >= 1  # the PNG
+    assert stats.skipped["not_source"] >= 1  # the PNG
     assert stats.folders_skipped["excluded_dir"] == 1  # node_modules/
     assert stats.folders_skipped["ignored"] >= 1 and stats.skipped["ignored"] >= 1  # build/ and debug.log
     assert sum(stats.skipped.values()) == stats.files_skipped

@@ -57,7 +57,7 @@ DECODED = {
 EXPECTED_SKIPS = {  # files; a looping folder link is counted in folders_skipped
     "symlink_loop": 2,
     "dangling_symlink": 1,
-    "unsupported_type": 1,
+    "special_file": 1,
     "unreadable": 1,
     "vanished": 1,
     "minified": 1,

@@ -5,19 +5,22 @@ from __future__ import annotations
 import errno
 import heapq
 import os
+import stat
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec, Pattern
 
-from desktop_app.indexing.languages import classify
+from desktop_app.indexing.languages import SHEBANG_BYTES, classify, is_not_source, script_kind
 from desktop_app.indexing.source_reader import (
     DANGLING_SYMLINK,
     EXCLUDED_DIR,
     IGNORED,
     LOCK_FILE,
+    NOT_SOURCE,
+    SPECIAL_FILE,
     SYMLINK_LOOP,
     SYMLINK_OUTSIDE_ROOT,
     TOO_LARGE,
@@ -66,14 +69,49 @@ class Candidate:
     kind: str  # "code" | "docs" | "config"
 
 
+@dataclass(frozen=True)
+class IgnoreRule:
+    """One line of an ignore file."""
+
+    source: str  # the file, relative to the root: ".gitignore", "src/.quarryignore", ".git/info/exclude"
+    pattern: str  # the line as written
+
+
+@dataclass(frozen=True)
+class IgnoredTop:
+    """Ignore rules passed over (nearly) all of the folder: which rule, and how much it took."""
+
+    rule: IgnoreRule  # the rule that ignored the most entries at the folder's top
+    entries_ignored: int  # entries (files and folders) at the folder's top ignored by any rule
+    entries: int  # entries at the folder's top, less the tool folders always passed over (.git, node_modules...)
+
+
+# Ignore rules "exclude the folder" when they leave no file to index, or pass over this share of the entries at
+# its top: Debian's kernel source ships a .gitignore of "/*" with a few "!" lines for its packaging, which left
+# 0 files (or, with the packaging re-included, a handful) of 74,646, and the run said only "completed".
+IGNORED_TOP_SHARE = 0.9
+
+
 @dataclass
 class Selection:
     candidates: list[Candidate]  # sorted by rel_path
     # (rel_path, reason), sorted; a directory that was not walked is listed once, with a trailing "/".
     skipped: list[tuple[str, str]]
+    # How many entries each rule ignored at the folder's top (a rule that only ignores deeper is not listed),
+    # and how many entries the top has, the tool folders always passed over not counted.
+    top_ignored_by: dict[IgnoreRule, int] = field(default_factory=dict)
+    top_entries: int = 0
 
     def skip_counts(self) -> dict[str, int]:
         return dict(Counter(reason for _, reason in self.skipped))
+
+    def ignored_top(self) -> IgnoredTop | None:
+        """Which rule left (nearly) nothing of the folder to index, if ignore rules did."""
+        ignored = sum(self.top_ignored_by.values())
+        if not ignored or (self.candidates and ignored < IGNORED_TOP_SHARE * self.top_entries):
+            return None
+        rule = max(self.top_ignored_by, key=lambda r: self.top_ignored_by[r])
+        return IgnoredTop(rule, ignored, self.top_entries)
 
 
 def select_files(
@@ -89,11 +127,12 @@ def select_files(
 
 @dataclass(frozen=True)
 class _IgnoreRules:
-    """The patterns of one directory's ignore files, last first; they match paths relative to it."""
+    """The patterns of one directory's ignore files, last first, each with the line it came from; they match
+    paths relative to that directory."""
 
     base: str  # that directory relative to the root, with a trailing "/"; "" for the root
-    files: tuple[Pattern, ...]
-    dirs: tuple[Pattern, ...]
+    files: tuple[tuple[Pattern, IgnoreRule], ...]
+    dirs: tuple[tuple[Pattern, IgnoreRule], ...]
 
 
 # Git judges a directory by its bare name and treats a trailing "/" only as "directories only", and it
@@ -111,39 +150,40 @@ def _as_directory_pattern(line: str) -> str:
     return trimmed[:-1] if trimmed.endswith("/") else line
 
 
-def _compile(lines: list[str]) -> tuple[Pattern, ...]:
-    patterns: list[Pattern] = []
-    for line in lines:
+def _compile(lines: list[tuple[str, IgnoreRule]]) -> tuple[tuple[Pattern, IgnoreRule], ...]:
+    patterns: list[tuple[Pattern, IgnoreRule]] = []
+    for line, rule in lines:
         try:
-            patterns += GitIgnoreSpec.from_lines([line]).patterns
+            patterns += [(pattern, rule) for pattern in GitIgnoreSpec.from_lines([line]).patterns]
         except ValueError:
             continue  # git skips a pattern it cannot parse (such as a lone "!"); so does Quarry
-    return tuple(p for p in reversed(patterns) if p.include is not None)
+    return tuple(p for p in reversed(patterns) if p[0].include is not None)
 
 
-def _build_rules(base: str, lines: list[str]) -> _IgnoreRules | None:
-    files = _compile(lines)
+def _build_rules(base: str, lines: list[IgnoreRule]) -> _IgnoreRules | None:
+    files = _compile([(rule.pattern, rule) for rule in lines])
     if not files:
         return None
-    return _IgnoreRules(base, files, _compile([_as_directory_pattern(line) for line in lines]))
+    return _IgnoreRules(base, files, _compile([(_as_directory_pattern(rule.pattern), rule) for rule in lines]))
 
 
-def _verdict(patterns: tuple[Pattern, ...], path: str) -> bool | None:
-    for pattern in patterns:
+def _verdict(patterns: tuple[tuple[Pattern, IgnoreRule], ...], path: str) -> tuple[bool, IgnoreRule] | None:
+    for pattern, rule in patterns:
         result = pattern.match_file(path)
         # "ps_d" is the group pathspec's own GitIgnoreSpec reads to tell a match of an ancestor directory.
         if result is not None and not result.match.groupdict().get("ps_d"):
-            return pattern.include
+            return bool(pattern.include), rule
     return None
 
 
-def _is_ignored(rules: tuple[_IgnoreRules, ...], rel: str, is_dir: bool) -> bool:
+def _ignored_by(rules: tuple[_IgnoreRules, ...], rel: str, is_dir: bool) -> IgnoreRule | None:
+    """The rule that ignores `rel`, or None when it is not ignored."""
     # As in git, the deepest ignore file with a matching pattern decides, and within it the last match.
     for level in reversed(rules):
         verdict = _verdict(level.dirs if is_dir else level.files, rel[len(level.base) :])
         if verdict is not None:
-            return verdict
-    return False
+            return verdict[1] if verdict[0] else None
+    return None
 
 
 def _read_lines(path: str) -> list[str]:
@@ -152,6 +192,11 @@ def _read_lines(path: str) -> list[str]:
             return f.read().splitlines()
     except OSError:
         return []
+
+
+def _head(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(SHEBANG_BYTES)
 
 
 def _list_dir(path: str) -> list[os.DirEntry[str]]:
@@ -182,6 +227,7 @@ class _Walk:
         self._entries_since_check = 0
         self._candidates: list[Candidate] = []
         self._skipped: list[tuple[str, str]] = []
+        self._top_ignored_by: dict[IgnoreRule, int] = {}
         # Directories already walked, by identity: catches symlink loops, second links to one directory
         # and bind-mount cycles alike.
         self._visited: set[object] = set()
@@ -193,12 +239,14 @@ class _Walk:
     def run(self) -> Selection:
         top = _Dir(os.fspath(self._root), "", ())
         self._visited.add(_identity(top.path))
-        self._walk(top, _list_dir(top.path))
+        entries = _list_dir(top.path)
+        self._walk(top, entries)
         while not self._stop_requested() and (self._real_dirs or self._linked_dirs):
             self._enter(self._real_dirs.pop() if self._real_dirs else heapq.heappop(self._linked_dirs)[1])
         self._candidates.sort(key=lambda c: c.rel_path)
         self._skipped.sort()
-        return Selection(self._candidates, self._skipped)
+        top_entries = sum(1 for entry in entries if entry.name not in EXCLUDED_DIR_NAMES)
+        return Selection(self._candidates, self._skipped, self._top_ignored_by, top_entries)
 
     def _stop_requested(self) -> bool:
         self._stopped = self._stopped or self._should_stop()
@@ -231,10 +279,13 @@ class _Walk:
             self._visit(entry, _join(d.rel, entry.name), rules)
 
     def _rules_for(self, d: _Dir, names: set[str]) -> tuple[_IgnoreRules, ...]:
-        lines = _read_lines(os.path.join(d.path, ".git", "info", "exclude")) if not d.rel else []
-        for name in _IGNORE_FILE_NAMES:
-            if name in names:
-                lines += _read_lines(os.path.join(d.path, name))
+        sources = [".git/info/exclude"] if not d.rel else []
+        sources += [name for name in _IGNORE_FILE_NAMES if name in names]
+        lines = [
+            IgnoreRule(_join(d.rel, source), line)
+            for source in sources
+            for line in _read_lines(os.path.join(d.path, source))
+        ]
         rules = _build_rules(d.rel + "/" if d.rel else "", lines)
         return (*d.rules, rules) if rules else d.rules
 
@@ -247,7 +298,7 @@ class _Walk:
             elif entry.is_file(follow_symlinks=False):
                 self._visit_file(entry, rel, rules)
             else:
-                self._skipped.append((rel, UNSUPPORTED_TYPE))  # FIFOs, sockets, devices
+                self._skipped.append((rel, SPECIAL_FILE))  # FIFOs, sockets, devices
         except FileNotFoundError:
             self._skipped.append((rel, VANISHED))
         except OSError:
@@ -270,11 +321,17 @@ class _Walk:
         else:
             self._visit_file(entry, rel, rules)
 
+    def _ignored(self, rules: tuple[_IgnoreRules, ...], rel: str, is_dir: bool) -> bool:
+        rule = _ignored_by(rules, rel, is_dir)
+        if rule is not None and "/" not in rel:
+            self._top_ignored_by[rule] = self._top_ignored_by.get(rule, 0) + 1
+        return rule is not None
+
     def _visit_dir(self, entry: os.DirEntry[str], rel: str, rules: tuple[_IgnoreRules, ...], linked: bool) -> None:
         # A pyvenv.cfg marks a virtualenv whatever the directory is called.
         if entry.name in EXCLUDED_DIR_NAMES or os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")):
             self._skipped.append((rel + "/", EXCLUDED_DIR))
-        elif _is_ignored(rules, rel, is_dir=True):
+        elif self._ignored(rules, rel, is_dir=True):
             self._skipped.append((rel + "/", IGNORED))
         elif linked:
             heapq.heappush(self._linked_dirs, (rel, _Dir(entry.path, rel, rules)))
@@ -282,17 +339,22 @@ class _Walk:
             self._real_dirs.append(_Dir(entry.path, rel, rules))
 
     def _visit_file(self, entry: os.DirEntry[str], rel: str, rules: tuple[_IgnoreRules, ...]) -> None:
-        if _is_ignored(rules, rel, is_dir=False):
+        if self._ignored(rules, rel, is_dir=False):
             self._skipped.append((rel, IGNORED))
             return
         if is_lock_file(entry.name):
             self._skipped.append((rel, LOCK_FILE))
             return
         kind = classify(rel)
+        if kind is None and is_not_source(rel):
+            self._skipped.append((rel, NOT_SOURCE))
+            return
+        info = entry.stat()
+        if kind is None and stat.S_ISREG(info.st_mode):
+            kind = script_kind(_head(entry.path))  # a script without a telling name: "bin/deploy", "test/setup"
         if kind is None:
             self._skipped.append((rel, UNSUPPORTED_TYPE))
             return
-        info = entry.stat()
         if info.st_size > self._options.max_file_size:
             self._skipped.append((rel, TOO_LARGE))
             return

@@ -17,7 +17,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..embedding.text_embedder import TextEmbedder
@@ -27,7 +27,7 @@ from ..store.rows import ChunkRef, FileState, FileWrite, NewChunk, Scope, Skippe
 from .chunk import Chunk
 from .chunking import CHUNKING_VERSION, chunk_file
 from .documents import chunk_of, document_hash, document_header, document_text, keyword_fields
-from .file_selection import Candidate, SelectionOptions, select_files
+from .file_selection import Candidate, IgnoredTop, SelectionOptions, select_files
 from .git_worktrees import main_of_linked_worktree, worktrees
 from .path_text import as_latin1, first_non_utf8_name, is_utf8, shown
 from .progress import STAGES, Progress, ProgressReporter
@@ -80,6 +80,8 @@ class IndexStats:
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> files; the counts add up to files_skipped
     folders_skipped: dict[str, int] = field(default_factory=dict)  # reason -> folders passed over whole
     skipped_paths: list[tuple[str, str]] = field(default_factory=list)  # (path, reason); folders end in "/"
+    # Set when ignore rules left (nearly) nothing of the folder to index: the rule, for each front end to say.
+    ignored_top: IgnoredTop | None = None
     chunks_total: int = 0
     chunks_fast: int = 0  # chunks given a fast-model vector (stage 2)
     names_embedded: int = 0  # symbol names given a vector of the configured model (stage 3's first step)
@@ -97,7 +99,7 @@ class IndexStats:
     worktrees: list[dict] = field(default_factory=list)  # a main scope's linked worktrees: path, indexed
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {**self.__dict__, "ignored_top": asdict(self.ignored_top) if self.ignored_top else None}
 
 
 @dataclass(frozen=True)
@@ -228,6 +230,7 @@ class Indexer:
             counts = stats.folders_skipped if path.endswith("/") else stats.skipped
             counts[reason] = counts.get(reason, 0) + 1
         stats.skipped_paths = list(selection.skipped)
+        stats.ignored_top = selection.ignored_top()
         if misnamed:
             stats.skipped[UNDECODABLE_NAME] = misnamed
             # The name cannot be written as text: shown with the undecodable bytes escaped.

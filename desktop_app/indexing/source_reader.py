@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 IGNORED = "ignored"
 EXCLUDED_DIR = "excluded_dir"
 LOCK_FILE = "lock_file"
-UNSUPPORTED_TYPE = "unsupported_type"
+UNSUPPORTED_TYPE = "unsupported_type"  # a type of file Quarry does not index (languages.classify)
+NOT_SOURCE = "not_source"  # an image, archive, compiled file... by its extension (languages.NOT_SOURCE_EXTENSIONS)
+SPECIAL_FILE = "special_file"  # a FIFO, socket or device: not a regular file
 TOO_LARGE = "too_large"
 BINARY = "binary"
 MINIFIED = "minified"
