@@ -15,8 +15,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt, QUrl  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from desktop_app.indexing.progress import Progress  # noqa: E402
 from desktop_app.store.postgres.connection import display_url  # noqa: E402
-from desktop_app.ui.progress_panel import PHASE_LABELS  # noqa: E402
+from desktop_app.ui.progress_panel import PHASE_LABELS, progress_text  # noqa: E402
 from desktop_app.ui.quick_open import QuickOpen  # noqa: E402
 
 from .test_gui import EMAIL_PACKAGE, drop, open_window, run, search, wait_preview  # noqa: E402
@@ -232,6 +233,15 @@ def test_f5_on_an_up_to_date_project_says_so_while_a_query_is_open(qtbot, window
     run(qtbot, window.changes_applied())
     qtbot.waitUntil(lambda: window.live._task is None or window.live._task.done(), timeout=10_000)
     assert window.statusBar().currentMessage().startswith("repo is up to date: none of its")
+
+
+def test_the_progress_line_says_which_step_of_the_meaning_stage_it_counts():
+    names = Progress(
+        "in_progress", "/w/repo", stage="full", step="names", chunks_total=880, chunks_embedded=300, stage_elapsed_s=3
+    )
+    assert progress_text(names).startswith("Indexing repo (meaning) · 300/880 symbol names · 100 names/s")
+    chunks = dataclasses.replace(names, step="chunks")
+    assert progress_text(chunks).startswith("Indexing repo (meaning) · 300/880 chunks · 100 chunks/s")
 
 
 # --- item 9: smaller things in the window ----------------------------------------------------------

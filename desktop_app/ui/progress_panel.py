@@ -36,8 +36,9 @@ _REEMBED_LABELS = {
 
 
 def progress_text(p: Progress) -> str:
-    """One line: phase, stage, then files and bytes (stage 1) or chunks, chunks/s (stages 2 and 3), and the
-    stage's ETA, e.g. "Indexing repo (meaning): 3,000/25,000 chunks · 61 chunks/s · about 6 min left"."""
+    """One line: phase, stage, then files and bytes (stage 1) or chunks (stage 3 first: symbol names) and their
+    rate (stages 2 and 3), and the step's ETA, e.g.
+    "Indexing repo (meaning) · 3,000/25,000 chunks · 61 chunks/s · about 6 min left"."""
     if p.task == "reembed":
         parts = [f"{_REEMBED_LABELS.get(p.phase, p.phase)} with {p.root}"]
     else:
@@ -50,9 +51,12 @@ def progress_text(p: Progress) -> str:
     elif p.outlines_total:  # the chunks are done: the files' outlines are the last step
         parts.append(f"{p.outlines_done:,}/{p.outlines_total:,} file outlines")
     elif p.chunks_total:
-        parts.append(f"{p.chunks_embedded:,}/{p.chunks_total:,} chunks")
+        # Stage 3 embeds the symbol names first: counted as "chunks" of meaning, they ran to 827/880 while the
+        # search coverage beside them said "meaning 0%" (it counts the chunks' own vectors, the next step).
+        what, unit = ("symbol names", "names") if p.step == "names" else ("chunks", "chunks")
+        parts.append(f"{p.chunks_embedded:,}/{p.chunks_total:,} {what}")
         if p.chunks_embedded:
-            parts.append(f"{p.chunks_per_s:.0f} chunks/s")
+            parts.append(f"{p.chunks_per_s:.0f} {unit}/s")
     eta = p.eta_s
     if p.awaiting is not None:
         parts.append(_awaiting_text(p.awaiting))
