@@ -20,8 +20,9 @@ from desktop_app.indexing.syntax import COMMENT, Definition, outline
 
 # The version of how files are cut into chunks: bump it with every change that cuts a file differently, so that
 # an index made before the change is cut again on its next index (unchanged chunks keep their vectors: chunks
-# are stored by content). 1: everything before this was recorded; 2: parsing again after a lost stretch.
-CHUNKING_VERSION = 2
+# are stored by content). 1: everything before this was recorded; 2: parsing again after a lost stretch; 3: C macros,
+# C functions in a lost stretch, JavaScript's assigned and nested functions and object literals' methods.
+CHUNKING_VERSION = 3
 
 _PROSE_LANGUAGES = frozenset(kind.language for kind in EXTENSIONS.values() if kind.kind == "docs")
 _CONFIG_LANGUAGES = frozenset(kind.language for kind in EXTENSIONS.values() if kind.kind == "config")
@@ -174,13 +175,15 @@ class _SyntaxCutter:
         self._region(definitions, 0, len(self.doc.lines) - 1, None)
         return self.spans
 
-    def _region(self, definitions: Sequence[Definition], start: int, end: int, parent: str | None) -> None:
+    def _region(
+        self, definitions: Sequence[Definition], start: int, end: int, parent: str | None, owner: _Span | None = None
+    ) -> None:
         row = start
         for definition in definitions:
-            self._between(row, definition.start - 1, parent)
+            self._between(row, definition.start - 1, parent, owner)
             self._definition(definition)
             row = definition.end + 1
-        self._between(row, end, parent)
+        self._between(row, end, parent, owner)
 
     def _definition(self, definition: Definition) -> None:
         bounds = self.doc.trim(definition.start, definition.end)
@@ -190,18 +193,21 @@ class _SyntaxCutter:
         chunk_type = "function" if definition.is_function else "type"
         # A type with members is opened up: its header with the fields declared before the first member
         # makes the type chunk, then each member is cut on its own. Keeping even a small class whole
-        # would hide its methods from exact-name search and blur what each chunk is about.
-        opened = bool(definition.members)
+        # would hide its methods from exact-name search and blur what each chunk is about. A function is
+        # opened into the functions defined in it only where it needs more than one chunk anyway (a module
+        # written as one factory function): a small closure reads best inside its function.
+        opened = bool(definition.members) and not (definition.is_function and self.doc.fits(first, last))
         header_end = definition.members[0].start - 1 if opened else last
-        self.spans.extend(
-            _Span(start, end, chunk_type, definition.name, definition.symbol_type, definition.parent)
-            for start, end in self.doc.windows(first, header_end)
-        )
+        own = _Span(first, header_end, chunk_type, definition.name, definition.symbol_type, definition.parent)
+        self.spans.extend(own._replace(start=start, end=end) for start, end in self.doc.windows(first, header_end))
         if opened:
-            self._region(definition.members, definition.members[0].start, last, definition.path)
+            # The function's own lines between the ones it defines are still windows of that function.
+            owner = own if definition.is_function else None
+            self._region(definition.members, definition.members[0].start, last, definition.path, owner)
 
-    def _between(self, start: int, end: int, parent: str | None) -> None:
-        """Imports, constants and statements between definitions, grouped up to the budget."""
+    def _between(self, start: int, end: int, parent: str | None, owner: _Span | None = None) -> None:
+        """Imports, constants and statements between definitions, grouped up to the budget; inside an opened
+        function (`owner`), that function's statements."""
         bounds = self.doc.trim(start, end)
         if bounds is None:
             return
@@ -209,8 +215,12 @@ class _SyntaxCutter:
             self.spans[-1] = self.spans[-1]._replace(end=bounds[1])
             return
         for first, last in self.doc.windows(*bounds):
-            chunk_type = "comment" if self._only_comments(first, last) else "code"
-            self.spans.append(_Span(first, last, chunk_type, parent_symbol=parent))
+            if self._only_comments(first, last):
+                self.spans.append(_Span(first, last, "comment", parent_symbol=parent))
+            elif owner is not None:
+                self.spans.append(owner._replace(start=first, end=last))
+            else:
+                self.spans.append(_Span(first, last, "code", parent_symbol=parent))
 
     def _closes_previous(self, start: int, end: int) -> bool:
         """Closing braces after a type's last member read best at the end of that member's chunk."""

@@ -21,7 +21,8 @@ from tree_sitter import Language, Node, Parser
 COMMENT = 1  # the line is a comment or a docstring
 LEADING = 2  # the line is a comment or an attribute that belongs to the definition right below it
 
-_FUNCTIONS = frozenset({"function", "method"})
+# A function-like macro (`#define kmalloc(size, flags) ...`) is cut and searched like a function.
+_FUNCTIONS = frozenset({"function", "method", "macro"})
 # A function directly inside one of these is a method.
 _CLASS_LIKE = frozenset(
     {
@@ -85,6 +86,10 @@ class _Grammar:
     # Body-less namespace declarations that name everything after them (C# `namespace A;`).
     scopes: frozenset[str] = frozenset()
     docstrings: bool = False  # bare string statements are documentation (Python)
+    # Bodies of functions whose own definitions (a function declared in a function, a method assigned to an
+    # object) are looked for, so that a module written as one factory function (fastify's `function
+    # fastify(options) { ... function setErrorHandler(...) {...} }`) still has named functions.
+    function_bodies: frozenset[str] = frozenset()
     # Functions written as clauses (a Haskell signature and its equations, Elixir's `def` per pattern):
     # a function following one of the same name and parent extends it instead of starting another.
     clauses: bool = False
@@ -104,7 +109,7 @@ def outline(text: str, language: str, rel_path: str) -> Outline | None:
     definitions: list[Definition] = []
     start, text_from_start = 0, source  # the row this pass parses from: 0, then where a declaration begins again
     lines: list[bytes] | None = None  # the file's lines, split only when a pass lost its way
-    for _ in range(MAX_REPARSES + 1):
+    for attempt in range(MAX_REPARSES + 1):
         walker = _Walker(grammar, text_from_start, rows)
         root = Parser(loaded).parse(_reader(text_from_start)).root_node
         lost = _first_lost_stretch(root)
@@ -112,11 +117,19 @@ def outline(text: str, language: str, rel_path: str) -> Outline | None:
             lines = source.split(b"\n")
         resume = _next_declaration(lines, lost) if lines is not None and lost is not None else None
         found = walker.collect(root, None, in_class=False)
-        definitions += found if resume is None else [d for d in found if d.end < resume]
-        end = rows if resume is None else resume
-        flags[start:end] = walker.flags[start:end]
-        if resume is None or lines is None:
+        if resume is None or lines is None or lost is None or attempt == MAX_REPARSES:
+            # The last pass keeps what it found after its lost stretch too: better than nothing there.
+            definitions += found
+            flags[start:] = walker.flags[start:]
             break
+        first = lost.start_point.row
+        rescued = _rescue(grammar, loaded, lines, first, resume)
+        kept_until = resume if rescued is None else first
+        definitions += [d for d in found if d.end < kept_until]
+        flags[start:kept_until] = walker.flags[start:kept_until]
+        if rescued is not None:
+            definitions += rescued.definitions
+            flags[first:resume] = rescued.line_flags[first:resume]
         # Rows before `start` are blank to the next pass, so its rows are the file's.
         start, text_from_start = resume, b"\n" * resume + b"\n".join(lines[resume:])
     return Outline(definitions, flags)
@@ -140,16 +153,49 @@ def _first_lost_stretch(root: Node) -> Node | None:
 
 def _next_declaration(lines: list[bytes], lost: Node) -> int | None:
     """The first row after the lost stretch's first that starts, unindented, with a word, an annotation or a
-    preprocessor line (where a top-level declaration can begin), or the comments right above it."""
+    preprocessor line (where a top-level declaration can begin), or the comments right above it. Where the
+    stretch holds a brace closing at the start of a line, the search starts after the first one: that brace
+    ends the definition the parser stumbled in, while the lines before it are that definition's own
+    (a `#define` or a label inside a C function would otherwise start the next pass inside the function)."""
     first = lost.start_point.row
-    for row in range(first + 1, min(lost.end_point.row + 1, len(lines))):
-        line = lines[row]
-        if line[:1].isalpha() or line[:1] in (b"@", b"_", b"#", b"$"):
-            # From the comments right above it, which document it.
-            while row - 1 > first and lines[row - 1].lstrip()[:1] in (b"/", b"*", b"#", b"-", b"@"):
-                row -= 1
-            return row
+    last = min(lost.end_point.row + 1, len(lines))
+    closer = next((row for row in range(first + 1, last) if _COLUMN_ZERO_CLOSER.match(lines[row])), first)
+    for after in dict.fromkeys((closer, first)):
+        for row in range(after + 1, last):
+            line = lines[row]
+            if line[:1].isalpha() or line[:1] in (b"@", b"_", b"#", b"$"):
+                # From the comments right above it, which document it.
+                while row - 1 > after and lines[row - 1].lstrip()[:1] in (b"/", b"*", b"#", b"-", b"@"):
+                    row -= 1
+                return row
     return None
+
+
+# `}` or `};` at the start of a line, a comment after it allowed: how C-family code closes a top-level block.
+_COLUMN_ZERO_CLOSER = re.compile(rb"\}[;,]?\s*(?://.*|/\*.*)?$")
+_COLUMN_ZERO_OPENER = re.compile(rb"\{\s*(?://.*|/\*.*)?$")
+
+
+def _rescue(grammar: _Grammar, language: Language, lines: list[bytes], first: int, resume: int) -> Outline | None:
+    """The definitions of rows `first` to `resume` - 1, which the parser lost, parsed again with the bodies of
+    blocks that open and close at the start of a line (`{` ... `}`, as C functions are written) left blank:
+    a preprocessor line inside a function (`#define N(val) case NETDEV_##val: ...` in the Linux kernel's
+    net/core/dev.c) or a macro the grammar cannot read sends its error recovery astray for the rest of the
+    file, while the function's header and braces alone parse. None where the rows hold no such block."""
+    piece = lines[first:resume]
+    blanked: list[bytes] = []
+    inside = False
+    for line in piece:
+        if inside and _COLUMN_ZERO_CLOSER.match(line):
+            inside = False
+        blanked.append(b"" if inside else line)
+        inside = inside or bool(_COLUMN_ZERO_OPENER.match(line))
+    if blanked == piece:
+        return None
+    source = b"\n" * first + b"\n".join(blanked)
+    walker = _Walker(grammar, source, first + len(piece))
+    found = walker.collect(Parser(language).parse(source).root_node, None, in_class=False)
+    return Outline(found, walker.flags)
 
 
 def _reader(source: bytes, piece: int = 16384):
@@ -236,6 +282,8 @@ class _Walker:
         parent = _join(parent, *qualifier)
         header, end = outer.start_point.row, _end_row(outer, self.source)
         if symbol_type in _FUNCTIONS:
+            if (body := _detached_body(outer)) is not None:
+                end = _end_row(body, self.source)
             if header > self.last and name:
                 previous = found[-1] if found else None
                 if (
@@ -247,8 +295,11 @@ class _Walker:
                 ):
                     found[-1] = replace(previous, end=end)
                 else:
-                    kind = "method" if in_class or qualifier else "function"
-                    found.append(Definition(name, kind, self._leading_start(header), end, parent))
+                    kind = symbol_type if symbol_type == "macro" else "method" if in_class or qualifier else "function"
+                    start = self._leading_start(header)
+                    self.last = header
+                    nested = self._nested(node, _join(parent, name))
+                    found.append(Definition(name, kind, start, end, parent, nested))
                 self.last = end
             return
         if header <= self.last or not name:
@@ -262,6 +313,21 @@ class _Walker:
         members = self.collect(node, _join(parent, name), symbol_type in _CLASS_LIKE)
         found.append(Definition(name, symbol_type, start, end, parent, tuple(members)))
         self.last = end
+
+    def _nested(self, node: Node, path: str | None) -> tuple[Definition, ...]:
+        """The definitions in the body of function `node`, where its grammar looks into function bodies."""
+        bodies = self.grammar.function_bodies
+        for _ in range(4):  # from a declaration to its function value and that value's body
+            if not bodies or node.type in bodies:
+                break
+            inner = next(
+                (node.child_by_field_name(field) for field in _FUNCTION_PARTS if node.child_by_field_name(field)),
+                node.named_children[0] if node.type in _DECLARATIONS and node.named_children else None,
+            )
+            if inner is None:
+                break
+            node = inner
+        return tuple(self.collect(node, path, in_class=False)) if bodies and node.type in bodies else ()
 
     def _leading_start(self, header: int) -> int:
         row = header
@@ -346,6 +412,26 @@ def _c_function(node: Node) -> tuple[str, str] | None:
     return ("function", _text(target)) if target is not None else None
 
 
+def _c_macro_function(node: Node) -> tuple[str, str] | None:
+    """`SYSCALL_DEFINE3(socket, int, family, ...) { ... }`: a function whose header a macro writes parses as a
+    call missing its `;` followed by a block; it is named by the macro's first argument, the function's name
+    in the kernel's SYSCALL_DEFINEn, BPF_CALL_n and their kind (ctags names it after the macro)."""
+    call = node.named_children[0] if node.named_child_count == 1 else None
+    if call is None or call.type != "call_expression" or _detached_body(node) is None:
+        return None
+    arguments = call.child_by_field_name("arguments")
+    first = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+    return ("function", _text(first)) if first is not None and first.type == "identifier" else None
+
+
+def _detached_body(node: Node) -> Node | None:
+    """The block right after a C statement that lacks its `;` (a macro-written function header), if any."""
+    if node.type != "expression_statement" or not node.children or not node.children[-1].is_missing:
+        return None
+    body = node.next_named_sibling
+    return body if body is not None and body.type == "compound_statement" else None
+
+
 _C_TYPES = {
     "struct_specifier": "struct",
     "union_specifier": "union",
@@ -391,18 +477,57 @@ def _go_type(node: Node) -> tuple[str, str] | None:
 
 
 _JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+# The fields leading from a definition to its function's body, and the declarations holding a declarator.
+_FUNCTION_PARTS = ("body", "value", "right")
+_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration", "expression_statement"})
+# Objects whose properties are the module's exports: `exports.send = ...` defines the function send.
+_JS_EXPORTS = frozenset({"exports", "module.exports", "this"})
+
+
+def _js_assignment(node: Node) -> tuple[str, str] | None:
+    """`res.sendFile = function sendFile(...)`, `fastify.route = function (...)`, `exports.x = () => ...`:
+    a function assigned to a property is a method of the object written before it (`Router.prototype.use`
+    is Router's)."""
+    target, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if target is None or value is None or target.type != "member_expression" or value.type not in _JS_FUNCTION_VALUES:
+        return None
+    owner, name = target.child_by_field_name("object"), target.child_by_field_name("property")
+    if owner is None or name is None or name.type != "property_identifier":
+        return None
+    written = " ".join(_text(owner).split())
+    written = written.removesuffix(".prototype")
+    return "function", _text(name) if written in _JS_EXPORTS else f"{written}.{_text(name)}"
+
+
+def _js_pair(node: Node) -> tuple[str, str] | None:
+    """`post: async (url) => ...` in an object literal is a method of that object."""
+    key, value = node.child_by_field_name("key"), node.child_by_field_name("value")
+    if key is None or value is None or value.type not in _JS_FUNCTION_VALUES:
+        return None
+    return "function", _text(key).strip("\"'")
+
+
+def _js_object(value: Node) -> bool:
+    """An object literal holding at least one function (`const api = { get(url) {...}, post: ... }`)."""
+    return value.type == "object" and any(
+        child.type == "method_definition" or (child.type == "pair" and _js_pair(child) is not None)
+        for child in value.named_children
+    )
 
 
 def _js_variable(node: Node) -> tuple[str, str] | None:
-    """`const add = (a, b) => a + b` defines the function add."""
+    """`const add = (a, b) => a + b` defines the function add; `const api = { get(url) {...} }` the object api,
+    its functions the object's methods."""
     declarators = [child for child in node.named_children if child.type == "variable_declarator"]
     if len(declarators) != 1:
         return None
     name = declarators[0].child_by_field_name("name")
     value = declarators[0].child_by_field_name("value")
-    if name is None or name.type != "identifier" or value is None or value.type not in _JS_FUNCTION_VALUES:
+    if name is None or name.type != "identifier" or value is None:
         return None
-    return "function", _text(name)
+    if _js_object(value):
+        return "object", _text(name)
+    return ("function", _text(name)) if value.type in _JS_FUNCTION_VALUES else None
 
 
 def _js_field(node: Node) -> tuple[str, str] | None:
@@ -631,10 +756,14 @@ _JAVASCRIPT = _Grammar(
         "lexical_declaration": _js_variable,
         "variable_declaration": _js_variable,
         "field_definition": _js_field,
+        "assignment_expression": _js_assignment,
+        "pair": _js_pair,
     },
-    transparent=frozenset({"class_body"}),
-    wrappers=frozenset({"export_statement"}),
+    # An object literal's members are looked for only in a declaration resolved as an object (_js_variable).
+    transparent=frozenset({"class_body", "variable_declarator", "object"}),
+    wrappers=frozenset({"export_statement", "expression_statement"}),
     attributes=frozenset({"decorator"}),
+    function_bodies=frozenset({"statement_block"}),
 )
 
 _TYPESCRIPT = replace(
@@ -649,13 +778,15 @@ _TYPESCRIPT = replace(
         "internal_module": _named("namespace"),
         "public_field_definition": _js_field,
     },
-    transparent=frozenset({"class_body", "statement_block"}),
+    transparent=frozenset({"class_body", "variable_declarator", "object", "statement_block"}),
     # `namespace X {}` parses as an expression statement; `declare ...` as an ambient declaration.
     wrappers=frozenset({"export_statement", "expression_statement", "ambient_declaration"}),
 )
 
 _C_KINDS: dict[str, Resolver] = {
     "function_definition": _c_function,
+    "preproc_function_def": _named("macro"),
+    "expression_statement": _c_macro_function,
     "type_definition": _c_typedef,
     "struct_specifier": _named("struct", needs_body=True),
     "union_specifier": _named("union", needs_body=True),
