@@ -219,3 +219,14 @@ def test_the_committed_list_and_manifest_agree_and_refuse_nothing_listed(tmp_pat
     for package in packages:
         assert package.version and len(package.sha256) == 64 and is_permissive(package.licence), package.name
         assert package.languages, package.name
+
+
+def test_the_held_out_doc_comment_sets_sources_are_not_training_data():
+    """The doc-comment dev sets (tests/benchmarks/doc_comment_sets.py) measure code the model never saw: none of
+    their packages may be in the corpus list, its manifest or its packages' source packages."""
+    sets = json.loads((Path(__file__).parent / "benchmarks" / "doc_comment_packages.json").read_text())
+    _, entries = corpus.read_names(corpus.DEFAULT_NAMES)
+    _, packages = corpus.read_manifest(corpus.DEFAULT_MANIFEST)
+    training = {name for _, name, _, _ in entries} | {p.name for p in packages} | {p.source for p in packages}
+    held_out = {p["name"] for p in sets["packages"]}
+    assert len(held_out) >= 10 and not held_out & training

@@ -13,6 +13,9 @@ from tokenizers import Tokenizer
 
 from desktop_app.assets import resource_path
 from desktop_app.embedding.model_spec import DEFAULT_MODEL_ID, TOKENIZER_FILE, default_model_spec
+from desktop_app.embedding.static_model import CODES_FILE, SCALES_FILE, STATIC_MODEL_ID
+from desktop_app.training.contrastive import _embed, _through_norm, batch_loss
+from desktop_app.training.pairs import mine_pairs, question
 from desktop_app.training.static_train import STATIC_DIMS, mean_cosine, student_ids, train_table
 from desktop_app.training.text_file import read_texts, write_texts
 from desktop_app.training.texts import SourceFile, training_texts
@@ -30,6 +33,32 @@ def _corpus(root: Path) -> list[SourceFile]:
         language = {".py": "python", ".ts": "typescript", ".go": "go", ".rs": "rust"}.get(path.suffix)
         if language and path.is_file():
             files.append(SourceFile(path, path.relative_to(root).as_posix(), language))
+    return files
+
+
+def _documented_corpus(root: Path) -> list[SourceFile]:
+    """The mixed repository and a few documented functions in Go and Python."""
+    files = _corpus(root)
+    documented = {
+        "pkg/ring.go": (
+            "go",
+            "package pkg\n\n// Len returns how many values the ring buffer holds right now.\n"
+            "func (r *Ring) Len() int {\n\treturn r.size\n}\n\n"
+            "// Push appends a value at the tail, dropping the oldest when the ring is full.\n"
+            "func (r *Ring) Push(v int) {\n\tr.values[r.tail] = v\n\tr.tail = (r.tail + 1) % len(r.values)\n}\n",
+        ),
+        "lib/units.py": (
+            "python",
+            'def to_bytes(text):\n    """Parse a human size such as 10k into a count of bytes.\n\n    More.\n    """\n'
+            "    return int(text[:-1]) * 1024\n\n\n"
+            'def slugify(title):\n    """Turn an article title into a lowercase URL slug with dashes."""\n'
+            '    return "-".join(title.lower().split())\n',
+        ),
+    }
+    for rel, (language, text) in documented.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+        files.append(SourceFile(root / rel, rel, language))
     return files
 
 
@@ -86,3 +115,76 @@ def test_each_step_lowers_the_loss_on_the_texts_it_trains_on():
     tokenizer = Tokenizer.from_file(str(TOKENIZER))
     [ids] = student_ids(["parseHttpHeader(x)"], TOKENIZER)
     assert [tokenizer.id_to_token(int(i)) for i in ids][-3:] == ["http", "header", "x"]
+
+
+def test_pairs_are_a_doc_comments_first_sentence_and_the_function_without_it(tmp_path):
+    files = _documented_corpus(tmp_path / "corpus")
+    pairs = mine_pairs(files, per_language=50, seed=1)
+    assert pairs == mine_pairs(files, per_language=50, seed=1)
+    asked = {p["question"]: p for p in pairs}
+    assert asked["Len returns how many values the ring buffer holds right now."]["language"] == "go"
+    assert "return int(text[:-1])" in asked["Parse a human size such as 10k into a count of bytes."]["answer"]
+    assert {p["language"] for p in pairs} == {"go", "python", "rust"}
+    for pair in pairs:
+        assert len(pair["question"].split()) >= 4
+        assert pair["question"] not in pair["answer"]  # the comment is the question, never part of the answer
+        assert any(pair["answer"].startswith(f.rel_path + "\n") for f in files)  # the document the index embeds
+    assert question(["/**", " * Parses PHP code into a node tree.", " *", " * @param code"]) == (
+        "Parses PHP code into a node tree."
+    )
+    assert question(["-- | Get the native code generator's configuration"]) == (
+        "Get the native code generator's configuration"
+    )
+    assert question(["// TODO: make this faster than it is"]) is None
+
+
+def test_the_contrastive_gradient_is_the_losss_and_training_ranks_answers_higher(tmp_path):
+    rnd = np.random.default_rng(0)
+    table = rnd.normal(size=(50, 8))
+    questions = [rnd.integers(0, 50, size=rnd.integers(1, 6)) for _ in range(5)]
+    answers = [rnd.integers(0, 50, size=rnd.integers(1, 6)) for _ in range(5)]
+
+    def loss(t: np.ndarray) -> float:
+        (q, *_), (a, *_) = _embed(t, questions), _embed(t, answers)
+        return batch_loss(q @ a.T / 0.1)[0]
+
+    (q, qn, qf, qo), (a, an, af, ao) = _embed(table, questions), _embed(table, answers)
+    _, d_sim = batch_loss(q @ a.T / 0.1)
+    grad = np.zeros_like(table)
+    np.add.at(grad, qf, _through_norm(d_sim @ a / 0.1, q, qn)[qo])
+    np.add.at(grad, af, _through_norm(d_sim.T @ q / 0.1, a, an)[ao])
+    numeric = np.zeros_like(table)
+    for i, j in np.ndindex(*table.shape):
+        step = np.zeros_like(table)
+        step[i, j] = 1e-6
+        numeric[i, j] = (loss(table + step) - loss(table - step)) / 2e-6
+    assert np.abs(grad - numeric).max() < 1e-6
+
+    # The whole step through its command, on pairs mined from real files and the shipped table.
+    files = _documented_corpus(tmp_path / "corpus")
+    pairs = mine_pairs(files, per_language=50, seed=1)
+    (tmp_path / "pairs.json").write_text(json.dumps(pairs))
+    shipped = [np.load(resource_path("models", STATIC_MODEL_ID, name)) for name in (CODES_FILE, SCALES_FILE)]
+    np.savez(tmp_path / "start.npz", codes=shipped[0], scales=shipped[1])
+    done = subprocess.run(
+        [sys.executable, "-m", "desktop_app.training.contrastive", str(tmp_path / "start.npz"),
+         str(tmp_path / "pairs.json"), "--tokenizer", str(TOKENIZER), "--out", str(tmp_path / "tuned.npz"),
+         "--epochs", "30", "--rate", "3e-3", "--batch", "4"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    losses = json.loads(done.stdout)["epoch_loss"]
+    assert losses[-1] < losses[0]
+
+    def margin(npz: Path) -> float:
+        """How far each question's answer is ahead of its closest other answer, on average."""
+        stored = np.load(npz)
+        t = stored["codes"].astype(np.float32) * stored["scales"][:, None]
+        (q, *_), (a, *_) = (_embed(t, student_ids([p[k] for p in pairs], TOKENIZER)) for k in ("question", "answer"))
+        sims = q @ a.T
+        others = np.where(np.eye(len(pairs), dtype=bool), -np.inf, sims).max(axis=1)
+        return float((np.diag(sims) - others).mean())
+
+    tuned = np.load(tmp_path / "tuned.npz")
+    assert tuned["codes"].dtype == np.int8 and tuned["codes"].shape == (30522, STATIC_DIMS)
+    assert margin(tmp_path / "tuned.npz") > margin(tmp_path / "start.npz")

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..identifiers import expand_identifiers
+from .adam import RowAdam
 from .batches import epoch_batches, padded_batches
 from .gpu_teacher import GpuTeacher, train_table_on_gpu
 from .text_file import read_texts
@@ -108,10 +109,9 @@ def train_table(
     and its target (the teacher's embedding in the target space). Plain numpy: the gradient of a mean is
     spread evenly over the text's tokens, and a batch touches only its own tokens' rows."""
     table = table.astype(np.float32, copy=True)
-    first, second = np.zeros_like(table), np.zeros_like(table)
-    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    adam = RowAdam(table, learning_rate)
     goal = targets / np.maximum(np.linalg.norm(targets, axis=1, keepdims=True), 1e-12)
-    for step, rows in enumerate(epoch_batches(ids, epochs, batch, seed), start=1):
+    for rows in epoch_batches(ids, epochs, batch, seed):
         lengths = np.array([len(ids[r]) for r in rows])
         flat = np.concatenate([ids[r] for r in rows])
         owner = np.repeat(np.arange(len(rows)), lengths)
@@ -122,14 +122,7 @@ def train_table(
         g = goal[rows]
         # d(1 - unit.g)/d(mean) = -(g - (unit.g) unit) / |mean|, shared by the text's tokens / length.
         d_mean = -(g - (unit * g).sum(axis=1, keepdims=True) * unit) / norm / len(rows)
-        d_token = d_mean[owner] / lengths[owner][:, None]
-        sort = np.argsort(flat, kind="stable")
-        touched, starts = np.unique(flat[sort], return_index=True)
-        grad = np.add.reduceat(d_token[sort], starts, axis=0)
-        first[touched] = beta1 * first[touched] + (1 - beta1) * grad
-        second[touched] = beta2 * second[touched] + (1 - beta2) * grad * grad
-        corrected = learning_rate * np.sqrt(1 - beta2**step) / (1 - beta1**step)
-        table[touched] -= corrected * first[touched] / (np.sqrt(second[touched]) + eps)
+        adam.step(flat, d_mean[owner] / lengths[owner][:, None])
     return table
 
 
