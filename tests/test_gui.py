@@ -526,9 +526,10 @@ def test_dropped_folder_indexes_with_progress_partial_search_and_cancel(qtbot, w
     qtbot.waitUntil(lambda: window.project == str(folder.resolve()), timeout=5_000)
     qtbot.waitUntil(gate.waiting.is_set, timeout=60_000)
     qtbot.waitUntil(lambda: ("started", True) in arrived, timeout=10_000)
-    # Held at the model's first run (stage 2's symbol names): every file is in, and vectors are counted in chunks.
-    qtbot.waitUntil(lambda: "(fast meaning)" in window.progress.label.text(), timeout=10_000)
-    assert window.progress.isVisible() and " chunks" in window.progress.label.text()
+    # Held at the model's first run (stage 3's symbol names, since stage 2 is the static model alone): every file
+    # is in, and the step's vectors are counted as symbol names.
+    qtbot.waitUntil(lambda: "(meaning)" in window.progress.label.text(), timeout=10_000)
+    assert window.progress.isVisible() and " symbol names" in window.progress.label.text()
     assert window.bridge.indexing
 
     response = search(qtbot, window, "parse an email message header")  # answered while indexing
