@@ -186,7 +186,8 @@ static inline void *kmalloc(size_t size, int flags)
 """
 
 # Kernel-style C: attributes and macros around declarators, a `#define` inside a function (which sent the
-# grammar's error recovery astray for the rest of net/core/dev.c), functions whose header a macro writes.
+# grammar's error recovery astray for the rest of net/core/dev.c), functions whose header a macro writes, an
+# attribute macro the grammar cannot read (mm/slub.c's `static __printf(3, 4) void slab_err(...)`).
 DEV_C = """
 #include <linux/netdevice.h>
 
@@ -260,6 +261,16 @@ EXPORT_SYMBOL(register_netdev);
 SYSCALL_DEFINE3(socket, int, family, int, type, int, protocol)
 {
 	return __sys_socket(family, type, protocol);
+}
+
+static __printf(3, 4) void netdev_err_once(const struct net_device *dev, int level,
+						const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	vprintk(format, args);
+	va_end(args);
 }
 
 #ifdef CONFIG_NET_INGRESS
@@ -350,7 +361,8 @@ def test_every_function_of_kernel_style_c_keeps_its_name():
         "rps_unlock_irq_enable": ("function", 48, 52),
         "register_netdev": ("function", 54, 67),  # from its doc comment
         "socket": ("function", 70, 73),  # the function, not its header alone
-        "sch_handle_ingress": ("function", 76, 79),
+        "netdev_err_once": ("function", 75, 83),  # an attribute macro with arguments before its type
+        "sch_handle_ingress": ("function", 86, 89),
     }
 
 

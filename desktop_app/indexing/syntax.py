@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import re
 import time
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
@@ -90,6 +91,9 @@ class _Grammar:
     # object) are looked for, so that a module written as one factory function (fastify's `function
     # fastify(options) { ... function setErrorHandler(...) {...} }`) still has named functions.
     function_bodies: frozenset[str] = frozenset()
+    # Top-level bodies open with `{` alone at the start of a line and close with `}` there (C's K&R and kernel
+    # style): a function whose parse went astray is found again from its braces (_with_line_start_bodies).
+    line_start_bodies: bool = False
     # Functions written as clauses (a Haskell signature and its equations, Elixir's `def` per pattern):
     # a function following one of the same name and parent extends it instead of starting another.
     clauses: bool = False
@@ -132,6 +136,9 @@ def outline(text: str, language: str, rel_path: str) -> Outline | None:
             flags[first:resume] = rescued.line_flags[first:resume]
         # Rows before `start` are blank to the next pass, so its rows are the file's.
         start, text_from_start = resume, b"\n" * resume + b"\n".join(lines[resume:])
+    if grammar.line_start_bodies:
+        lines = lines if lines is not None else source.split(b"\n")
+        definitions = _with_line_start_bodies(grammar, loaded, lines, definitions, flags)
     return Outline(definitions, flags)
 
 
@@ -196,6 +203,102 @@ def _rescue(grammar: _Grammar, language: Language, lines: list[bytes], first: in
     walker = _Walker(grammar, source, first + len(piece))
     found = walker.collect(Parser(language).parse(source).root_node, None, in_class=False)
     return Outline(found, walker.flags)
+
+
+def _with_line_start_bodies(
+    grammar: _Grammar, language: Language, lines: list[bytes], definitions: list[Definition], flags: bytearray
+) -> list[Definition]:
+    """`definitions` with the functions whose `{` ... `}` at the start of a line no definition covers, found by
+    parsing their header and braces alone (_rescue). The grammar's error recovery can spill a function into
+    pieces without erroring for 20 rows: in the Linux kernel's kernel/sched/core.c a macro loop
+    (`for_each_possible_cpu(i) sum += ...;`) left nr_context_switches unnamed, and the rest of its body and
+    the next function became one function named `cpu_rq`. Such a definition (starting on an indented line
+    inside a body, or holding several such blocks: one function has one body) gives way to the functions
+    found from the braces."""
+    blocks = _line_start_blocks(lines)
+    if not blocks:
+        return definitions
+    openers = [opener for _, opener, _ in blocks]
+    suspect = [
+        d
+        for d in definitions
+        if d.is_function
+        and (lines[d.start][:1] in (b" ", b"\t") or bisect_right(openers, d.end) - bisect_left(openers, d.start) > 1)
+    ]
+    kept = [d for d in definitions if d not in suspect]
+    found: list[Definition] = []
+    for header, opener, closer in blocks:
+        if any(d.start <= opener <= d.end for d in kept) or header == opener:
+            continue
+        rescued = _rescue(grammar, language, lines, header, closer + 1)
+        candidates = [d for d in rescued.definitions if d.is_function] if rescued is not None else []
+        if not candidates and (name := _header_name(b"\n".join(lines[header:opener]))) is not None:
+            # A header the grammar cannot read at all (`static __printf(3, 4) void slab_err(...)`).
+            candidates = [Definition(name, "function", header, closer, None)]
+        for d in candidates:
+            if not any(k.start <= d.end and d.start <= k.end for k in kept + found):
+                # With the comment right above it, which documents it.
+                start = d.start
+                while (
+                    start > 0 and lines[start - 1].lstrip()[:1] in (b"/", b"*") and not _inside(kept + found, start - 1)
+                ):
+                    start -= 1
+                found.append(replace(d, start=start))
+    if not found:
+        return definitions
+    # A suspect stays where nothing found from the braces overlaps it.
+    kept += [d for d in suspect if not any(f.start <= d.end and d.start <= f.end for f in found)]
+    return sorted(kept + found, key=lambda d: d.start)
+
+
+_HEADER_CALL = re.compile(rb"([A-Za-z_]\w*)\s*\(")
+# What may follow a function's parameter list before its body: attribute macros (`__releases(x)`), `const`.
+_AFTER_PARAMETERS = re.compile(rb"(?:\s|const\b|[A-Za-z_]\w*\s*\((?:[^()]|\([^()]*\))*\))*")
+
+
+def _header_name(header: bytes) -> str | None:
+    """The function's name in a header, read as text: the identifier before the first parenthesised group after
+    which only attribute macros follow (`static __printf(3, 4) void slab_err(...)` -> slab_err)."""
+    for match in _HEADER_CALL.finditer(header):
+        depth, end = 0, None
+        for index in range(match.end() - 1, len(header)):
+            depth += {40: 1, 41: -1}.get(header[index], 0)  # ( and )
+            if depth == 0:
+                end = index
+                break
+        if end is None:
+            return None
+        if _AFTER_PARAMETERS.fullmatch(header, end + 1):
+            return match.group(1).decode("utf-8", "replace")
+    return None
+
+
+def _inside(definitions: list[Definition], row: int) -> bool:
+    return any(d.start <= row <= d.end for d in definitions)
+
+
+def _line_start_blocks(lines: list[bytes]) -> list[tuple[int, int, int]]:
+    """(first header row, `{` row, `}` row) of each block opening and closing at the start of a line; the header
+    is the run of lines right above the `{` back to a blank line, a preprocessor line or the end of a statement."""
+    blocks: list[tuple[int, int, int]] = []
+    row = 0
+    while row < len(lines):
+        if not _COLUMN_ZERO_OPENER.match(lines[row]):
+            row += 1
+            continue
+        opener = row
+        closer = next((r for r in range(opener + 1, len(lines)) if _COLUMN_ZERO_CLOSER.match(lines[r])), None)
+        if closer is None:
+            break
+        header = opener
+        while header > 0:
+            above = lines[header - 1].rstrip()
+            if not above or above[:1] == b"#" or above.endswith((b";", b"}", b"*/", b"{")):
+                break
+            header -= 1
+        blocks.append((header, opener, closer))
+        row = closer + 1
+    return blocks
 
 
 def _reader(source: bytes, piece: int = 16384):
@@ -874,6 +977,7 @@ _GRAMMARS: dict[str, _Grammar] = {
         "language",
         kinds=_C_KINDS,
         transparent=_PREPROCESSOR,
+        line_start_bodies=True,
     ),
     "cpp": _Grammar(
         "tree_sitter_cpp",
