@@ -180,6 +180,9 @@ def _next_declaration(lines: list[bytes], lost: Node) -> int | None:
 
 # `}` or `};` at the start of a line, a comment after it allowed: how C-family code closes a top-level block.
 _COLUMN_ZERO_CLOSER = re.compile(rb"\}[;,]?\s*(?://.*|/\*.*)?$")
+# The line before a `{` that opens a block of definitions or data, not a function's body (C++ in a .h file
+# read as C: `namespace std _GLIBCXX_VISIBILITY(default)` would otherwise become one function of the file).
+_HOLDS_DEFINITIONS = re.compile(rb"\s*(?:template\b.*|namespace|extern|class|struct|union|enum|typedef)\b|.*=\s*$")
 _COLUMN_ZERO_OPENER = re.compile(rb"\{\s*(?://.*|/\*.*)?$")
 
 
@@ -192,11 +195,13 @@ def _rescue(grammar: _Grammar, language: Language, lines: list[bytes], first: in
     piece = lines[first:resume]
     blanked: list[bytes] = []
     inside = False
+    above = b""  # the last line with text before this one
     for line in piece:
         if inside and _COLUMN_ZERO_CLOSER.match(line):
             inside = False
         blanked.append(b"" if inside else line)
-        inside = inside or bool(_COLUMN_ZERO_OPENER.match(line))
+        inside = inside or bool(_COLUMN_ZERO_OPENER.match(line) and not _HOLDS_DEFINITIONS.match(above))
+        above = line if line.strip() else above
     if blanked == piece:
         return None
     source = b"\n" * first + b"\n".join(blanked)
@@ -230,6 +235,8 @@ def _with_line_start_bodies(
     for header, opener, closer in blocks:
         if any(d.start <= opener <= d.end for d in kept) or header == opener:
             continue
+        if any(header <= d.start and d.end <= closer for d in definitions):
+            continue  # it holds whole definitions: a namespace or `extern "C"` block, not a function's body
         rescued = _rescue(grammar, language, lines, header, closer + 1)
         candidates = [d for d in rescued.definitions if d.is_function] if rescued is not None else []
         if not candidates and (name := _header_name(b"\n".join(lines[header:opener]))) is not None:
@@ -296,7 +303,8 @@ def _line_start_blocks(lines: list[bytes]) -> list[tuple[int, int, int]]:
             if not above or above[:1] == b"#" or above.endswith((b";", b"}", b"*/", b"{")):
                 break
             header -= 1
-        blocks.append((header, opener, closer))
+        if not _HOLDS_DEFINITIONS.match(lines[opener - 1] if opener else b""):
+            blocks.append((header, opener, closer))
         row = closer + 1
     return blocks
 
