@@ -187,7 +187,8 @@ static inline void *kmalloc(size_t size, int flags)
 
 # Kernel-style C: attributes and macros around declarators, a `#define` inside a function (which sent the
 # grammar's error recovery astray for the rest of net/core/dev.c), functions whose header a macro writes, an
-# attribute macro the grammar cannot read (mm/slub.c's `static __printf(3, 4) void slab_err(...)`).
+# attribute macro the grammar cannot read (mm/slub.c's `static __printf(3, 4) void slab_err(...)`), headers an
+# `#if` chooses between (kernel/fork.c's clone).
 DEV_C = """
 #include <linux/netdevice.h>
 
@@ -279,6 +280,31 @@ static int sch_handle_ingress(struct sk_buff *skb)
 	return tcx_run(skb);
 }
 #endif
+
+#ifdef CONFIG_CLONE_BACKWARDS
+SYSCALL_DEFINE5(clone, unsigned long, clone_flags, unsigned long, newsp,
+		int __user *, parent_tidptr,
+		unsigned long, tls,
+		int __user *, child_tidptr)
+#else
+SYSCALL_DEFINE5(clone, unsigned long, clone_flags, unsigned long, newsp,
+		int __user *, parent_tidptr,
+		int __user *, child_tidptr,
+		unsigned long, tls)
+#endif
+{
+	return kernel_clone(&args);
+}
+
+#ifdef CONFIG_NET_EGRESS
+static int sch_handle_egress(struct sk_buff *skb, struct net_device *dev)
+{
+#else
+static int sch_handle_egress_stub(struct sk_buff *skb, struct net_device *dev)
+{
+#endif
+	return tcx_run(skb, dev);
+}
 """
 
 FILES = {
@@ -363,6 +389,8 @@ def test_every_function_of_kernel_style_c_keeps_its_name():
         "socket": ("function", 70, 73),  # the function, not its header alone
         "netdev_err_once": ("function", 75, 83),  # an attribute macro with arguments before its type
         "sch_handle_ingress": ("function", 86, 89),
+        "clone": ("function", 93, 105),  # the first of the headers an #if chooses between
+        "sch_handle_egress": ("function", 108, 115),  # the #if chooses between the headers of one body
     }
 
 

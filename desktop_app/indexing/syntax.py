@@ -15,6 +15,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
+from typing import NamedTuple
 
 from tree_sitter import Language, Node, Parser
 
@@ -186,20 +187,23 @@ _HOLDS_DEFINITIONS = re.compile(rb"\s*(?:template\b.*|namespace|extern|class|str
 _COLUMN_ZERO_OPENER = re.compile(rb"\{\s*(?://.*|/\*.*)?$")
 
 
-def _rescue(grammar: _Grammar, language: Language, lines: list[bytes], first: int, resume: int) -> Outline | None:
+def _rescue(
+    grammar: _Grammar, language: Language, lines: list[bytes], first: int, resume: int, skip: range = range(0)
+) -> Outline | None:
     """The definitions of rows `first` to `resume` - 1, which the parser lost, parsed again with the bodies of
     blocks that open and close at the start of a line (`{` ... `}`, as C functions are written) left blank:
     a preprocessor line inside a function (`#define N(val) case NETDEV_##val: ...` in the Linux kernel's
     net/core/dev.c) or a macro the grammar cannot read sends its error recovery astray for the rest of the
-    file, while the function's header and braces alone parse. None where the rows hold no such block."""
+    file, while the function's header and braces alone parse. The rows in `skip` are left blank too (the other
+    branches of an `#if` choosing between headers). None where the rows hold no such block."""
     piece = lines[first:resume]
     blanked: list[bytes] = []
     inside = False
     above = b""  # the last line with text before this one
-    for line in piece:
+    for row, line in enumerate(piece, first):
         if inside and _COLUMN_ZERO_CLOSER.match(line):
             inside = False
-        blanked.append(b"" if inside else line)
+        blanked.append(b"" if inside or row in skip else line)
         inside = inside or bool(_COLUMN_ZERO_OPENER.match(line) and not _HOLDS_DEFINITIONS.match(above))
         above = line if line.strip() else above
     if blanked == piece:
@@ -223,23 +227,19 @@ def _with_line_start_bodies(
     blocks = _line_start_blocks(lines)
     if not blocks:
         return definitions
-    openers = [opener for _, opener, _ in blocks]
-    suspect = [
-        d
-        for d in definitions
-        if d.is_function
-        and (lines[d.start][:1] in (b" ", b"\t") or bisect_right(openers, d.end) - bisect_left(openers, d.start) > 1)
-    ]
+    openers = [block.opener for block in blocks]
+    suspect = [d for d in definitions if d.is_function and _suspect(d, lines, blocks, openers)]
     kept = [d for d in definitions if d not in suspect]
     found: list[Definition] = []
-    for header, opener, closer in blocks:
+    for header, opener, closer, skip in blocks:
         if any(d.start <= opener <= d.end for d in kept) or header == opener:
             continue
-        if any(header <= d.start and d.end <= closer for d in definitions):
+        if any(header <= d.start and d.end <= closer for d in kept):
             continue  # it holds whole definitions: a namespace or `extern "C"` block, not a function's body
-        rescued = _rescue(grammar, language, lines, header, closer + 1)
+        rescued = _rescue(grammar, language, lines, header, closer + 1, skip)
         candidates = [d for d in rescued.definitions if d.is_function] if rescued is not None else []
-        if not candidates and (name := _header_name(b"\n".join(lines[header:opener]))) is not None:
+        written = b"\n".join(lines[header : skip.start if skip else opener])
+        if not candidates and (name := _header_name(written)) is not None:
             # A header the grammar cannot read at all (`static __printf(3, 4) void slab_err(...)`).
             candidates = [Definition(name, "function", header, closer, None)]
         for d in candidates:
@@ -280,14 +280,33 @@ def _header_name(header: bytes) -> str | None:
     return None
 
 
+def _suspect(definition: Definition, lines: list[bytes], blocks: list[_Block], openers: list[int]) -> bool:
+    """Whether a function found by the parse is a piece of its recovery: it starts on an indented line or inside
+    another block's body, or it holds several bodies (one function has one)."""
+    if lines[definition.start][:1] in (b" ", b"\t"):
+        return True
+    holding = bisect_right(openers, definition.end) - bisect_left(openers, definition.start)
+    around = bisect_right(openers, definition.start) - 1  # the last block opening at or before its start
+    return holding > 1 or (around >= 0 and blocks[around].opener < definition.start <= blocks[around].closer)
+
+
 def _inside(definitions: list[Definition], row: int) -> bool:
     return any(d.start <= row <= d.end for d in definitions)
 
 
-def _line_start_blocks(lines: list[bytes]) -> list[tuple[int, int, int]]:
-    """(first header row, `{` row, `}` row) of each block opening and closing at the start of a line; the header
-    is the run of lines right above the `{` back to a blank line, a preprocessor line or the end of a statement."""
-    blocks: list[tuple[int, int, int]] = []
+class _Block(NamedTuple):
+    header: int  # the header's first row
+    opener: int  # the `{` row
+    closer: int  # the `}` row
+    skip: range  # rows of the header left out: the other branches of an `#if` choosing between headers
+
+
+def _line_start_blocks(lines: list[bytes]) -> list[_Block]:
+    """Each block opening and closing at the start of a line, with its header: the run of lines right above the
+    `{` back to a blank line, a preprocessor line or the end of a statement. Where an `#if` chooses between
+    headers right above the `{` (kernel/fork.c's `SYSCALL_DEFINE5(clone, ...)` in four variants), the header
+    is its first branch's."""
+    blocks: list[_Block] = []
     row = 0
     while row < len(lines):
         if not _COLUMN_ZERO_OPENER.match(lines[row]):
@@ -297,16 +316,39 @@ def _line_start_blocks(lines: list[bytes]) -> list[tuple[int, int, int]]:
         closer = next((r for r in range(opener + 1, len(lines)) if _COLUMN_ZERO_CLOSER.match(lines[r])), None)
         if closer is None:
             break
-        header = opener
+        header, skip = opener, range(0)
+        if opener > 0 and _ENDIF.match(lines[opener - 1]) and (branches := _first_branch(lines, opener - 1)):
+            header, skip = branches[0], range(branches[1], opener)
         while header > 0:
             above = lines[header - 1].rstrip()
             if not above or above[:1] == b"#" or above.endswith((b";", b"}", b"*/", b"{")):
                 break
             header -= 1
-        if not _HOLDS_DEFINITIONS.match(lines[opener - 1] if opener else b""):
-            blocks.append((header, opener, closer))
+        if not _HOLDS_DEFINITIONS.match(lines[opener - 1] if opener else b"") or skip:
+            blocks.append(_Block(header, opener, closer, skip))
         row = closer + 1
     return blocks
+
+
+_ENDIF = re.compile(rb"\s*#\s*endif\b")
+_IF = re.compile(rb"\s*#\s*if")
+_ELSE = re.compile(rb"\s*#\s*(?:else|elif)")
+
+
+def _first_branch(lines: list[bytes], endif: int) -> tuple[int, int] | None:
+    """(first row, end row) of the first branch of the `#if` that the `#endif` at row `endif` closes."""
+    depth, branch_end = 0, endif
+    for row in range(endif - 1, -1, -1):
+        line = lines[row]
+        if _ENDIF.match(line):
+            depth += 1
+        elif _IF.match(line):
+            if depth == 0:
+                return (row + 1, branch_end) if branch_end > row + 1 else None
+            depth -= 1
+        elif depth == 0 and _ELSE.match(line):
+            branch_end = row
+    return None
 
 
 def _reader(source: bytes, piece: int = 16384):
