@@ -24,9 +24,7 @@ def make_observer() -> BaseObserver:
         return Observer()  # FSEvents, kqueue and Windows have no such queue to overflow
     try:
         from watchdog.observers.inotify import InotifyEmitter, InotifyObserver, InotifyWatchGroup
-    except ImportError:  # an older watchdog (pyproject allows 4 and later): no watch groups to hear of an overflow
-        return Observer()
-    except UnsupportedLibcError:
+    except UnsupportedLibcError:  # a libc without inotify: watchdog's own choice of observer
         return Observer()
 
     @dataclass
