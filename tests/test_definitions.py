@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+from desktop_app.search.request import SearchRequest
 from desktop_app.worker.worker import EngineConfig, Worker
 
 from .test_chunking import chunks_of, symbols
@@ -360,6 +361,22 @@ def test_a_definition_is_found_by_its_name(engine, path, name, parent, symbol_ty
     assert (path, name, parent, symbol_type) in found
     listed = worker.find_symbols(scope, name).result(timeout=60)
     assert any((h.path, h.symbol_name, h.parent_symbol) == (path, name, parent) for h in listed)
+
+
+@pytest.mark.parametrize(
+    ("query", "path", "symbol_type"),
+    [
+        ("kmalloc", "include/linux/slab.h", "macro"),  # no longer the userspace stub under tools/
+        ("register_netdev", "net/core/dev.c", "function"),
+        ("sendFile", "lib/response.js", "method"),
+        ("setErrorHandler", "fastify.js", "function"),
+    ],
+)
+def test_a_search_for_the_name_puts_its_definition_first(engine, query, path, symbol_type):
+    worker, scope = engine
+    request = SearchRequest(query, roots=(scope.root,), k=5, record_history=False)
+    first = worker.search(request).result(timeout=60).results[0]
+    assert (first.path, first.symbol_name, first.symbol_type) == (path, query, symbol_type)
 
 
 def test_go_methods_stay_their_receivers_own_beside_embedded_types(engine):
