@@ -111,6 +111,16 @@ def test_enter_on_a_picked_result_opens_it_instead_of_searching_again(qtbot, win
     assert window.last_response.query == "multiply two matrices" and window.tree.current_hit_position() == 0
 
 
+def test_the_same_query_searched_again_after_esc_previews_its_top_result_again(qtbot, window):
+    search(qtbot, window, "cache capacity evict")
+    wait_preview(qtbot, window)
+    qtbot.keyClick(window.search_bar, Qt.Key.Key_Escape)
+    assert window.preview.target is None  # the idle message
+    search(qtbot, window, "cache capacity evict")
+    qtbot.waitUntil(lambda: window.preview.target is not None, timeout=5_000)
+    assert window.preview.target.path == window.tree.results.hits[0].path
+
+
 # --- item 3: a query handed over by another `quarry FOLDER --query Q` -----------------------------
 
 

@@ -152,7 +152,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._connect()
         self._restore_state()
-        self.preview.show_message(self._idle_message())
+        self._preview_message(self._idle_message())
         self.session.observe(self._on_session_changed)
 
     # The session's state, as tests and the rest of the window read it.
@@ -463,7 +463,7 @@ class MainWindow(QMainWindow):
             if self.banner.owner == "search":
                 self.banner.clear_notice()  # said of a search in no project or another one ("Open a folder")
             if not self.tree.hit_count:
-                self.preview.show_message(self._idle_message())
+                self._preview_message(self._idle_message())
             self.setWindowTitle(f"{Path(self.project).name} — Quarry" if self.project else "Quarry")
         if aspect in ("project", "scopes"):
             self._fill_projects()
@@ -910,7 +910,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(found, 4000)
         self.engine_status.show_coverage(response.coverage)
         if not response.results:
-            self.preview.show_message(f"No results for “{response.query}”.")
+            self._preview_message(f"No results for “{response.query}”.")
         self.results_shown.emit(seq)
 
     def _place(self, response: SearchResponse) -> None:
@@ -980,7 +980,7 @@ class MainWindow(QMainWindow):
         self.search_bar.clear()
         self.tree.clear_results()
         self.banner.clear_notice()
-        self.preview.show_message(self._idle_message())
+        self._preview_message(self._idle_message())
         self.focus_search()
 
     def _idle_message(self) -> str:
@@ -1071,6 +1071,10 @@ class MainWindow(QMainWindow):
         if result is not None:
             self._previewed = self._target(result)
         self.preview.preview(self._previewed if result is not None else None)
+
+    def _preview_message(self, text: str) -> None:
+        self._previewed = None  # the next answer previews its result, even the one shown before this message
+        self.preview.show_message(text)
 
     def _target(self, result: SearchResult) -> PreviewTarget:
         return PreviewTarget(
