@@ -34,9 +34,9 @@ class LiveSearch(QObject):
         return self._seq
 
     @property
-    def waiting(self) -> bool:
-        """A request waits for typing to pause."""
-        return self._timer.isActive()
+    def busy(self) -> bool:
+        """A request waits for typing to pause, or its search has not answered yet."""
+        return self._timer.isActive() or (self._task is not None and not self._task.done())
 
     @property
     def debounce_ms(self) -> int:

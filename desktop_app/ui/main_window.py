@@ -730,8 +730,10 @@ class MainWindow(QMainWindow):
 
     def rerun_search(self) -> None:
         """Run the open query again for what the index has gained, keeping the result the user picked."""
-        if self.live.waiting:
-            return  # the user is typing: their own search, about to run, answers with the new content too
+        if self.live.busy:
+            # The user's own search is about to run or under way: it answers with the new content too (a re-run
+            # would take its place, and its answer would come without the result count the user expects).
+            return
         if self.search_now() is not None:
             self._rerun_seq = self.live.seq
 
