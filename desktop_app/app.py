@@ -113,8 +113,10 @@ async def _open_at_start(window: MainWindow, config: EngineConfig, args: argpars
     if not await window.start(config):
         return
     if args.root is not None:
-        await window.open_project(args.root)
-    if args.query:
+        # The query is searched as soon as the folder is the project, while it indexes (a key typed first wins),
+        # not once the whole first index is done.
+        await window.open_with_query(args.root, args.query)
+    elif args.query:
         window.search_bar.setText(args.query)
         window.search_now()
 

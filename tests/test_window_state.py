@@ -3,6 +3,7 @@ queries, phases, progress and banners. A real engine on the shared index, driven
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import logging
 import os
@@ -15,10 +16,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt, QUrl  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from desktop_app.app import _open_at_start  # noqa: E402
+from desktop_app.bridge.engine_bridge import EngineBridge  # noqa: E402
 from desktop_app.indexing.progress import Progress  # noqa: E402
 from desktop_app.store.postgres.connection import display_url  # noqa: E402
+from desktop_app.ui.main_window import MainWindow  # noqa: E402
 from desktop_app.ui.progress_panel import PHASE_LABELS, progress_text  # noqa: E402
 from desktop_app.ui.quick_open import QuickOpen  # noqa: E402
+from desktop_app.worker.worker import EngineConfig  # noqa: E402
 
 from .test_gui import EMAIL_PACKAGE, drop, open_window, run, search, wait_preview  # noqa: E402
 
@@ -144,6 +149,29 @@ def test_a_handed_over_query_is_searched_at_once_while_its_folder_indexes(qtbot,
     assert window.bridge.indexing  # answered while the folder is still indexed
     with qtbot.waitSignal(window.index_finished, timeout=60_000):
         gate.release()
+
+
+def test_the_query_given_at_launch_is_searched_while_its_folder_first_indexes(
+    qtbot, qasync_loop, gui_settings, tmp_path, embedding_gate
+):
+    """`quarry --root FOLDER --query Q` on a new index: Q is answered while FOLDER's first index runs, not
+    once it has ended."""
+    folder = birds(tmp_path)
+    win = MainWindow(EngineBridge(), gui_settings)
+    qtbot.addWidget(win)
+    win.show()
+    gate = embedding_gate()
+    args = argparse.Namespace(root=str(folder), query="kestrel")
+    opening = win.spawn(_open_at_start(win, EngineConfig(tmp_path / "launch.db"), args))
+    qtbot.waitUntil(
+        lambda: win.last_response is not None and [r.path for r in win.last_response.results] == ["kestrel.py"],
+        timeout=60_000,
+    )
+    assert win.bridge.indexing and win.search_bar.text() == "kestrel"
+    gate.release()
+    qtbot.waitUntil(opening.done, timeout=60_000)
+    win.close()
+    win.bridge.shutdown()
 
 
 def test_a_handed_over_query_never_replaces_what_the_user_typed(qtbot, window, tmp_path):
