@@ -556,7 +556,7 @@ def test_dropped_folder_indexes_with_progress_partial_search_and_cancel(qtbot, w
 def test_the_open_query_reruns_as_the_index_fills_in_and_keeps_the_selection(qtbot, window, tmp_path, embedding_gate):
     folder = tmp_path / "email-copy"
     shutil.copytree(EMAIL_PACKAGE, folder, ignore=shutil.ignore_patterns("__pycache__"))
-    gate = embedding_gate()  # held at the model's first run (stage 2's names): the fast layer answers
+    gate = embedding_gate()  # held at the model's first run (stage 3's names): the fast layer answers
     drop(window, [QUrl.fromLocalFile(str(folder))])
     qtbot.waitUntil(gate.waiting.is_set, timeout=60_000)
     response = search(qtbot, window, "parse an email message header")
