@@ -347,3 +347,15 @@ def test_the_window_says_it_is_on_a_team_index_without_its_password(qtbot, qasyn
     finally:
         win.close()
         win.bridge.shutdown()
+
+
+def test_a_folder_its_gitignore_empties_says_which_rule_did(qtbot, window, tmp_path):
+    """Debian's kernel tree ships a .gitignore ending in `/*`: the first run indexed 0 files and said nothing."""
+    folder = birds(tmp_path)
+    (folder / ".gitignore").write_text("# packaging\n/*\n")
+    window.set_project(str(folder.resolve()))
+    with qtbot.waitSignal(window.index_finished, timeout=60_000) as finished:
+        window.reindex()
+    assert finished.args[0].files_indexed == 0
+    assert window.banner.isVisible() and "its .gitignore excludes /*" in window.banner.text()
+    assert ".quarryignore" in window.banner.text()

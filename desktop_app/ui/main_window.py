@@ -46,7 +46,7 @@ from .. import shared_settings
 from ..bridge import DroppedPath, EngineBridge, LiveSearch
 from ..editor_command import installed_editors
 from ..identifiers import qualified
-from ..indexing.file_selection import SelectionOptions
+from ..indexing.file_selection import IgnoredTop, SelectionOptions
 from ..indexing.indexer import IndexStats
 from ..indexing.languages import classify
 from ..indexing.progress import Progress
@@ -666,6 +666,9 @@ class MainWindow(QMainWindow):
             )
             if self.banner.owner == "window":
                 self.banner.clear_notice()  # an earlier failure or cancel is over once a run has gone through
+        if stats.ignored_top is not None and not stats.cancelled:
+            # Debian's kernel tree ships a .gitignore ending in `/*`: 0 files, and a run that said "completed".
+            self.show_message(_ignored_top_text(Path(root).name, stats.files_indexed, stats.ignored_top), "warning")
         await self.changes_applied()  # the project list and the open search show the new content
         self.index_finished.emit(stats)
         return stats
@@ -1308,3 +1311,18 @@ class MainWindow(QMainWindow):
         for task in list(self._tasks):
             task.cancel()
         super().closeEvent(event)
+
+
+def _ignored_top_text(name: str, files_indexed: int, ignored: IgnoredTop) -> str:
+    """Why a folder gave (almost) nothing to index: the ignore rule that passed over its top."""
+    rule = ignored.rule
+    remedy = (
+        "Edit it to index them."
+        if rule.source == ".quarryignore"
+        else f"To index them anyway, add a .quarryignore beside it that re-includes them, such as {'!' + rule.pattern}."
+    )
+    files = f"{files_indexed:,} {'file' if files_indexed == 1 else 'files'}"
+    return (
+        f"Indexed {files} of {name}: its {rule.source} excludes {rule.pattern} "
+        f"({ignored.entries_ignored:,} of the {ignored.entries:,} entries at its top). {remedy}"
+    )
