@@ -1,4 +1,4 @@
-"""Where an index run's time goes: seconds per step, for `quarry index --json` and the fast-stage benchmark.
+"""Where an index run's time goes: seconds per step, for the index stats (their JSON form) and the fast-stage benchmark.
 
 Steps run on different threads at once (the prep thread reads and chunks the next batch while the
 worker writes this one; the model runs on a thread of its own), so the seconds of all steps can add
