@@ -1,10 +1,11 @@
 """The fast model: Quarry's own static code model, a token table averaged per text.
 
-The table ships in resources/models/quarry-static-code-256/ (its card says how it was trained: the default
+The table ships in resources/models/quarry-static-code-256-v2/ (its card says how it was trained: the default
 model as teacher over 215,000 chunks, names and outlines of 314 permissively licensed packages in 17
-languages, desktop_app/training/). It replaced a table distilled from the default model on first use (each
-token alone through MiniLM, PCA, Zipf-rank SIF weights), which froze a machine's first index for 20-40 s
-and ranked worse: semantic mode alone, stdlib dev nl MRR@10 0.362 -> 0.422, semble-dev NDCG@10 0.669 -> 0.709.
+languages, then a contrastive step on 43,545 doc comment -> function pairs from the same packages,
+desktop_app/training/). It replaced a table distilled from the default model on first use (each token alone
+through MiniLM, PCA, Zipf-rank SIF weights), which froze a machine's first index for 20-40 s and ranked
+worse: semantic mode alone, stdlib dev nl MRR@10 0.362 -> 0.432, semble-dev NDCG@10 0.669 -> 0.709.
 
 A text's vector is the normalised sum of its tokens' vectors, so embedding costs a tokenizer pass and a
 gather: ~100x the contextual model's throughput on a CPU. Identifiers are followed by their words first
@@ -27,15 +28,15 @@ from desktop_app.identifiers import expand_identifiers
 
 from .model_spec import DEFAULT_MODEL_ID, DEFAULT_TOKENIZER_SHA256, TOKENIZER_FILE, verify_sha256
 
-STATIC_MODEL_ID = "quarry-static-code-256"
+STATIC_MODEL_ID = "quarry-static-code-256-v2"
 # Earlier fast models: an index that holds their vectors drops them on its next run (worker.Engine.index).
-RETIRED_STATIC_MODEL_IDS = ("quarry-static-minilm-256",)
+RETIRED_STATIC_MODEL_IDS = ("quarry-static-minilm-256", "quarry-static-code-256")
 STATIC_SOURCE = "fast"
 STATIC_DIMS = 256
 CODES_FILE = "codes.npy"  # int8 (vocabulary, dims): each row's values over its scale
 SCALES_FILE = "scales.npy"  # float32 (vocabulary,)
-CODES_SHA256 = "abc72d4fe6f699e3bc3eaf6a82cd68c758dc83ba1116a7c7d8a02386205353ad"
-SCALES_SHA256 = "f0577e42947249030da2ac4f47050aaf83e7f6b30d093908b5699057b66686dd"
+CODES_SHA256 = "294d8b7f0fd2c8eb5c14c19a5a714ec37788e55d7ca633ea75664ad68d132d6e"
+SCALES_SHA256 = "17e7ea7eef27df0cf04bce54b0a39f1b48d23e33f93d4dd6a6818d26f76fa1b6"
 # Chunks are sized for the default model's tokenizer, which the table shares, so both layers share one chunking.
 MAX_TOKENS = 256
 

@@ -6,8 +6,10 @@
 2. cuts it into training texts (texts.py: 14,000 per language, seed 30),
 3. trains the table (static_train.py: 3 epochs at learning rate 1e-3, no SIF weights afterwards, which lowered
    stdlib nl MRR@10 from 0.422 to 0.380 and identifier R@1 from 0.73 to 0.56),
-4. writes codes.npy and scales.npy into resources/models/quarry-static-code-256/ and prints their sha256 for
-   embedding/static_model.py.
+4. mines question -> code pairs from the same corpus (pairs.py: 4,000 per language, seed 30) and moves the
+   table towards them (contrastive.py: 2 epochs at learning rate 1e-3, batches of 256),
+5. writes codes.npy and scales.npy into the static model's folder under resources/models/ and prints their
+   sha256 for embedding/static_model.py.
 
 With --gpu-teacher (a folder holding config.json and model.fp16.safetensors, see gpu_teacher.halve) the teacher
 and the training run on a GPU: about a minute in all on one H100. Without it the bundled int8 ONNX teacher runs
@@ -29,14 +31,18 @@ from ..assets import resource_path
 from ..embedding.model_spec import DEFAULT_MODEL_ID, TOKENIZER_FILE, default_model_spec
 from ..embedding.static_model import CODES_FILE, SCALES_FILE, STATIC_MODEL_ID
 from . import corpus
+from .contrastive import train_contrastive
 from .gpu_teacher import GpuTeacher
-from .static_train import TEACHER_MAX_TOKENS, Teacher, train
+from .pairs import mine_pairs
+from .static_train import TEACHER_MAX_TOKENS, Teacher, quantize, student_ids, train
 from .text_file import write_texts
 from .texts import source_files, training_texts
 
 PER_LANGUAGE = 14_000
 SEED = 30
 SCHEDULE = (3, 1e-3)
+PAIRS_PER_LANGUAGE = 4_000
+CONTRASTIVE = (2, 1e-3)  # epochs, learning rate
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,7 +64,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         report = train([t["text"] for t in texts], runner, tokenizer, Path(scratch), [SCHEDULE])
         print(report, file=sys.stderr)
-        table = np.load(Path(scratch) / f"{SCHEDULE[0]}-{SCHEDULE[1]:g}-plain.npz")
+        distilled = np.load(Path(scratch) / f"{SCHEDULE[0]}-{SCHEDULE[1]:g}-plain.npz")
+        pairs = mine_pairs(source_files(cache / "index.jsonl"), PAIRS_PER_LANGUAGE, SEED)
+        questions = student_ids([p["question"] for p in pairs], tokenizer)
+        answers = student_ids([p["answer"] for p in pairs], tokenizer)
+        start = distilled["codes"].astype(np.float32) * distilled["scales"][:, None]
+        tuned, losses = train_contrastive(start, questions, answers, *CONTRASTIVE)
+        print(f"{len(pairs)} pairs, loss by epoch {losses}", file=sys.stderr)
+        table = dict(zip(("codes", "scales"), quantize(tuned), strict=True))
         target = resource_path("models", STATIC_MODEL_ID)
         for name, key in ((CODES_FILE, "codes"), (SCALES_FILE, "scales")):
             np.save(Path(scratch) / name, table[key], allow_pickle=False)
