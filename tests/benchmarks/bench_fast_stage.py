@@ -70,7 +70,11 @@ def parse_only(root: Path) -> dict:
 def _run(cmd: list[str]) -> tuple[str, float, float]:
     """(stdout, wall seconds, peak RSS in MB) of a child process."""
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # Run from the temporary folder, not the checkout: `python -m` puts the working directory first on the path,
+    # and PYTHONPATH then picks the build measured (an older worktree for a before/after comparison).
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tempfile.gettempdir()
+    )
     out = proc.stdout.read() if proc.stdout else ""
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -134,7 +138,11 @@ def measure(name: str, root: Path, rounds: int, tmp: Path) -> dict:
     fast = statistics.median(s["stages"].get("fast", s["seconds"]) for s, *_ in index_runs)
     parse = statistics.median(p["seconds"] for p in parse_runs)
     stats = index_runs[-1][0]
-    steps = {k: statistics.median(s["step_seconds"].get(k, 0.0) for s, *_ in index_runs) for k in stats["step_seconds"]}
+    # A build from before step_seconds existed reports none: the benchmark still compares its stages.
+    steps = {
+        k: statistics.median(s.get("step_seconds", {}).get(k, 0.0) for s, *_ in index_runs)
+        for k in stats.get("step_seconds", {})
+    }
     src = stats["bytes"]  # of the files indexed
     result = {
         "tree": name,
