@@ -13,16 +13,14 @@ MAX_LINES lines (which the index cuts into several chunks) are left out.
 from __future__ import annotations
 
 import ast
-import random
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from ..identifiers import split_identifier
 from ..indexing.chunk import Chunk
 from ..indexing.documents import document_text
 from ..indexing.syntax import COMMENT, LEADING, Definition, outline
-from .texts import MAX_FILE_BYTES, SourceFile
+from .texts import MAX_FILE_BYTES, SourceFile, sample_by_language
 
 MIN_WORDS = 4
 MAX_QUESTION_WORDS = 40
@@ -116,19 +114,4 @@ def file_pairs(source: SourceFile) -> Iterator[dict]:
 
 def mine_pairs(files: Iterable[SourceFile], per_language: int, seed: int) -> list[dict]:
     """Up to `per_language` pairs of each language, files in a seeded order, the whole list shuffled."""
-    by_language: dict[str, list[SourceFile]] = defaultdict(list)
-    for source in files:
-        by_language[source.language].append(source)
-    rnd = random.Random(seed)
-    pairs: list[dict] = []
-    for language in sorted(by_language):
-        group = sorted(by_language[language], key=lambda f: f.rel_path)
-        rnd.shuffle(group)
-        taken: list[dict] = []
-        for source in group:
-            if len(taken) >= per_language:
-                break
-            taken.extend(file_pairs(source))
-        pairs.extend(taken[:per_language])
-    rnd.shuffle(pairs)
-    return pairs
+    return sample_by_language(files, per_language, seed, file_pairs)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import random
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,11 +41,20 @@ def training_texts(files: Iterable[SourceFile], tokenizer_path: Path, per_langua
     # every chunk be a line or two.
     tokenizer.no_padding()
     tokenizer.no_truncation()
+    return sample_by_language(files, per_language, seed, lambda source: _file_texts(source, tokenizer))
+
+
+def sample_by_language(
+    files: Iterable[SourceFile], per_language: int, seed: int, items: Callable[[SourceFile], Iterable[dict]]
+) -> list[dict]:
+    """Up to `per_language` of the `items` each language's files give, the files taken in a seeded order and
+    the whole list shuffled: a language with more files does not crowd out the others, and the same corpus
+    gives the same list."""
     by_language: dict[str, list[SourceFile]] = defaultdict(list)
     for source in files:
         by_language[source.language].append(source)
     rnd = random.Random(seed)
-    texts: list[dict] = []
+    out: list[dict] = []
     for language in sorted(by_language):
         group = sorted(by_language[language], key=lambda f: f.rel_path)
         rnd.shuffle(group)
@@ -53,10 +62,10 @@ def training_texts(files: Iterable[SourceFile], tokenizer_path: Path, per_langua
         for source in group:
             if len(taken) >= per_language:
                 break
-            taken.extend(_file_texts(source, tokenizer))
-        texts.extend(taken[:per_language])
-    rnd.shuffle(texts)
-    return texts
+            taken.extend(items(source))
+        out.extend(taken[:per_language])
+    rnd.shuffle(out)
+    return out
 
 
 def _file_texts(source: SourceFile, tokenizer: Tokenizer) -> Iterator[dict]:

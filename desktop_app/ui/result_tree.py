@@ -85,12 +85,7 @@ class _TwoLineDelegate(QStyledItemDelegate):
         if title is None:
             super().paint(painter, option, index)
             return
-        self.initStyleOption(option, index)
-        option.text = ""
-        widget = option.widget
-        style = widget.style() if widget else None
-        if style:
-            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, option, painter, widget)
+        _draw_row_background(self, painter, option, index)
         metrics = option.fontMetrics
         rect = option.rect.adjusted(TEXT_MARGIN, LINE_GAP, -TEXT_MARGIN, -LINE_GAP)
         first, second = shown_lines(metrics, title, place, rect.width())
@@ -110,6 +105,21 @@ class _TwoLineDelegate(QStyledItemDelegate):
         painter.restore()
 
 
+def _draw_row_background(
+    delegate: QStyledItemDelegate,
+    painter: QPainter,
+    option: QStyleOptionViewItem,
+    index: QModelIndex | QPersistentModelIndex,
+) -> None:
+    """The row's background and selection as the style draws them, without its text (the delegate draws that)."""
+    delegate.initStyleOption(option, index)
+    option.text = ""
+    widget = option.widget
+    style = widget.style() if widget else None
+    if style:
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, option, painter, widget)
+
+
 class _BadgeDelegate(QStyledItemDelegate):
     """Draws why a row is there (name, words, meaning, text) as coloured pills, strongest first."""
 
@@ -121,12 +131,7 @@ class _BadgeDelegate(QStyledItemDelegate):
             super().paint(painter, option, index)
             return
         # Selection background first, so the badges sit on the row highlight like the other columns.
-        self.initStyleOption(option, index)
-        option.text = ""
-        widget = option.widget
-        style = widget.style() if widget else None
-        if style:
-            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, option, painter, widget)
+        _draw_row_background(self, painter, option, index)
         metrics = option.fontMetrics
         height = metrics.height() + 2
         left = option.rect.left() + 4
