@@ -84,20 +84,6 @@ class SearchFilters:
             self.languages, self.chunk_types, self.symbol_types, self.symbol_names, self.changed_only, globs
         )
 
-    @property
-    def narrows(self) -> bool:
-        return bool(
-            self.languages
-            or self.chunk_types
-            or self.symbol_types
-            or self.symbol_names
-            or self.globs
-            or self.min_score > 0
-            or self.changed_only
-            or self.hide_tests
-            or self.hide_docs
-        )
-
 
 @dataclass(frozen=True)
 class TextOptions:

@@ -5,7 +5,10 @@ query language or score conventions: keyword search takes terms and gives streng
 takes a query vector and gives cosine similarities, filters are a `HitFilter` each store applies inside
 its own retrieval.
 
-A store is used from one thread at a time (the worker's).
+A store is called from the worker's thread, with one exception: during a search the worker hands the vector
+lookups (`VectorSearch.nearest`, by code and by name vectors) to a pool of two threads (search/pipeline.py)
+and waits for them while it asks the keyword side, so a store's `nearest` must allow those calls beside the
+worker's.
 """
 
 from __future__ import annotations
