@@ -101,6 +101,10 @@ def plugin_files(platform: str, env: Mapping[str, str] = os.environ) -> list[Pat
 
 def missing_libraries(path: Path, env: Mapping[str, str] = os.environ) -> list[str]:
     """The shared libraries `path` needs (directly or through others) that the dynamic loader cannot find."""
+    if _opens(path):
+        # Every start on a working desktop ends here: loading the plugin (Qt loads it next anyway) takes a
+        # millisecond where starting ldd took tens; ldd lists what is missing only once something is.
+        return []
     try:
         listed = subprocess.run(
             ["ldd", str(path)], capture_output=True, text=True, env=dict(env), timeout=_LDD_TIMEOUT_S, check=False
@@ -114,6 +118,14 @@ def _loads(name: str) -> bool:
     """Whether this process can load the library `name` (confirms ldd: its "not found" must be real)."""
     try:
         ctypes.CDLL(name)
+    except OSError:
+        return False
+    return True
+
+
+def _opens(path: Path) -> bool:
+    try:
+        ctypes.CDLL(str(path), mode=os.RTLD_LAZY)
     except OSError:
         return False
     return True
