@@ -22,7 +22,7 @@ from .indexing.indexer import IndexOptions
 from .store.location import StoreLocation, default_location
 from .ui.app_settings import AppSettings
 from .ui.main_window import MIN_SIZE, MainWindow
-from .ui.platform_check import display_problem
+from .ui.platform_check import checked_display
 from .ui.refcount_guard import guard_singleton_refcounts
 from .ui.single_instance import InstanceChannel, channel_name, hand_over
 from .worker.worker import EngineConfig
@@ -38,14 +38,17 @@ def run_gui(args: argparse.Namespace) -> int:
     """Start the window (or take the screenshot) and return the process exit status."""
     if args.screenshot is not None and (args.root is None or not args.query):
         raise UsageError("--screenshot needs --root PATH and --query TEXT to have something to show")
-    existing = QApplication.instance()
-    if existing is None:
-        problem = display_problem()  # before Qt loads its platform plugin, which aborts the process if it cannot
-        if problem is not None:
-            print(f"quarry: {problem}", file=sys.stderr)
-            return 1
     guard_singleton_refcounts()
-    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
+    existing = QApplication.instance()
+    if isinstance(existing, QApplication):
+        app = existing
+    else:
+        # Asked before Qt loads its platform plugin, which aborts the process if it cannot.
+        with checked_display() as problem:
+            if problem is not None:
+                print(f"quarry: {problem}", file=sys.stderr)
+                return 1
+            app = QApplication(sys.argv[:1])
     app.setApplicationName("Quarry")
     app.setOrganizationName("Quarry")
     app.setDesktopFileName(APP_ID)

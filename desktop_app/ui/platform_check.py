@@ -8,6 +8,11 @@ would use (QT_QPA_PLATFORM, or xcb, or Wayland in a Wayland session) is checked 
 shared libraries its plugin needs that the dynamic loader cannot find (ldd's answer, each confirmed by
 loading it), then the display it would connect to. A start that would work is never refused: any platform
 this does not know, or any one that passes, lets Qt go on.
+
+The X connection that asks stays open until Qt has connected (`checked_display` holds it): an X server with no
+other client resets when its last client leaves (Xvfb, xvfb-run), and a connection arriving during that reset
+fails, 19 of 600 times on a quiet machine here, so Qt's own connection right after the probe's failed the same way
+("could not connect to display", a CI run under load). A desktop always has another client (its window manager).
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from PySide6.QtCore import QLibraryInfo
@@ -30,15 +36,25 @@ _NOT_FOUND = re.compile(r"^\s*(\S+) => not found\s*$", re.MULTILINE)
 _CANNOT_OPEN = re.compile(r"(\S+\.so[.\d]*): cannot open shared object file")
 
 
-def display_problem(env: Mapping[str, str] = os.environ) -> str | None:
-    """One line saying why Qt cannot open a window here, or None when it can (or this cannot tell)."""
+@contextmanager
+def checked_display(env: Mapping[str, str] = os.environ) -> Iterator[str | None]:
+    """`display_problem`, with the connection it made to the display kept open until the block ends: create the
+    QApplication inside it."""
+    with ExitStack() as held:
+        yield display_problem(env, held)
+
+
+def display_problem(env: Mapping[str, str] = os.environ, held: ExitStack | None = None) -> str | None:
+    """One line saying why Qt cannot open a window here, or None when it can (or this cannot tell). A display
+    connection that answered is closed by `held` where given, else at once."""
     if not sys.platform.startswith("linux"):
         return None
     requested = [p.split(":")[0].strip() for p in env.get("QT_QPA_PLATFORM", "").split(";") if p.strip()]
     platforms = requested or (["wayland", "xcb"] if env.get("XDG_SESSION_TYPE") == "wayland" else ["xcb"])
     if any(p not in _DESCRIBED for p in platforms):  # offscreen, vnc, eglfs...: Qt's own affair
         return None
-    problems = [_problem(platform, env) for platform in platforms]
+    with ExitStack() as own:
+        problems = [_problem(platform, env, held if held is not None else own) for platform in platforms]
     if any(p is None for p in problems):
         return None
     found = [p for p in problems if p is not None]
@@ -46,7 +62,7 @@ def display_problem(env: Mapping[str, str] = os.environ) -> str | None:
     return min(found, key=lambda p: p[0])[1]
 
 
-def _problem(platform: str, env: Mapping[str, str]) -> tuple[int, str] | None:
+def _problem(platform: str, env: Mapping[str, str], held: ExitStack) -> tuple[int, str] | None:
     """(rank, line) of what stops `platform`, the lowest rank the most telling, or None when it should work."""
     name = _DESCRIBED[platform]
     display = _display(platform, env)
@@ -70,7 +86,7 @@ def _problem(platform: str, env: Mapping[str, str]) -> tuple[int, str] | None:
             f"cannot open the window: Qt's {name} support needs {', '.join(missing)}, not found on this system; "
             f"on Debian or Ubuntu: sudo apt-get install {' '.join(packages)}"
         )
-    if platform == "xcb" and not _x_answers(display):
+    if platform == "xcb" and not _x_answers(display, held):
         return 2, (
             f"cannot open the window: the X display {display} (DISPLAY) does not answer or refuses Quarry; start "
             "Quarry from a desktop session, or check DISPLAY and XAUTHORITY"
@@ -152,8 +168,9 @@ def debian_package(library: str) -> str:
     return f"lib{name}{'-' if name[-1].isdigit() else ''}{version}"
 
 
-def _x_answers(display: str) -> bool:
-    """Whether the X server at `display` accepts a connection (xcb_connect, as Qt's xcb plugin connects)."""
+def _x_answers(display: str, held: ExitStack) -> bool:
+    """Whether the X server at `display` accepts a connection (xcb_connect, as Qt's xcb plugin connects); one
+    that does is left for `held` to close."""
     try:
         xcb = ctypes.CDLL("libxcb.so.1")  # the xcb plugin's own: its libraries were found just before
     except OSError:
@@ -163,7 +180,8 @@ def _x_answers(display: str) -> bool:
     xcb.xcb_connection_has_error.argtypes = [ctypes.c_void_p]
     xcb.xcb_disconnect.argtypes = [ctypes.c_void_p]
     connection = xcb.xcb_connect(display.encode(), None)
-    try:
-        return xcb.xcb_connection_has_error(connection) == 0
-    finally:
+    if xcb.xcb_connection_has_error(connection) != 0:
         xcb.xcb_disconnect(connection)
+        return False
+    held.callback(xcb.xcb_disconnect, connection)
+    return True
