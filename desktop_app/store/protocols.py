@@ -189,6 +189,12 @@ class VectorSearch(Protocol):
         ...
 
     @property
+    def loading(self) -> bool:
+        """A load in slices (budgeted refreshes) has begun and not caught up: searches meanwhile take what is
+        loaded (refresh with budget 0) rather than finish the load themselves."""
+        ...
+
+    @property
     def loaded_share(self) -> float:
         """How much of the store's vectors a search sees now, 0..1."""
         ...

@@ -64,6 +64,10 @@ class PgVectorSearch:
         return True  # the server is the index: nothing to load
 
     @property
+    def loading(self) -> bool:
+        return False
+
+    @property
     def loaded_share(self) -> float:
         return 1.0
 

@@ -47,6 +47,7 @@ class VectorIndex:
         self._code = QuantizedRows(dims, self._kernel)
         self._names = QuantizedRows(dims, self._kernel)
         self._generation: tuple[int, int] | None = None
+        self._loading = False  # a budgeted refresh stopped before catching up (see `loading`)
         self._allowed: dict[tuple, np.ndarray] = {}
         self._allowed_generation: tuple[int, int] | None = None
         # (id(allowed), names) -> (allowed, its rows: None for all, positions, or a mask of the rows left out)
@@ -78,17 +79,24 @@ class VectorIndex:
                 for ids, vectors in batches:
                     rows.extend([(ids, vectors)], stored - rows.live_count)
                     if deadline is not None and time.perf_counter() >= deadline:
+                        self._loading = True
                         return False
             finally:
                 batches.close()
             if rows.live_count != stored:
                 self._reconcile(rows, names)
         self._generation = generation
+        self._loading = False
         return True
 
     def ids(self) -> np.ndarray:
         """Ids of the chunks whose code vector is in memory (in the order they arrived)."""
         return self._code.live_ids()
+
+    @property
+    def loading(self) -> bool:
+        """A load in slices (a warm-up's budgeted refreshes) has begun and not caught up yet."""
+        return self._loading
 
     @property
     def loaded_share(self) -> float:
