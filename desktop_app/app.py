@@ -25,7 +25,7 @@ from .ui.main_window import MIN_SIZE, MainWindow
 from .ui.platform_check import checked_display
 from .ui.refcount_guard import guard_singleton_refcounts
 from .ui.single_instance import InstanceChannel, channel_name, hand_over
-from .worker.worker import EngineConfig
+from .worker.engine import EngineConfig
 
 SCREENSHOT_SIZE = (1280, 800)
 

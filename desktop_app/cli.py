@@ -53,8 +53,10 @@ from .store.location import DEFAULT_EF_SEARCH, StoreLocation, check_store, defau
 from .store.postgres.connection import check_url, display_url, has_password
 from .store.rows import OthersClaims
 from .store.sqlite.connection import busy_timeout_ms
-from .worker.operations import ChangeNotice
-from .worker.worker import FOLDER_BACK, FOLDER_GONE, UPDATE, EngineConfig, IndexHandle, Worker
+from .worker import ops
+from .worker.engine import EngineConfig
+from .worker.operations import FOLDER_BACK, FOLDER_GONE, UPDATE, ChangeNotice, Write
+from .worker.worker import Worker
 
 _log = logging.getLogger(__name__)
 EXIT_FAILURE = 1
@@ -380,16 +382,17 @@ def _worker(
     worker = Worker(config, on_change).start()
     try:
         if args.model_dir is not None or args.model is not None:
-            worker.load_model().result()  # never a silent fallback to the index's model or to exact matching
+            worker.run(ops.load_model()).result()  # never a silent fallback to the index's model or to exact matching
         if worker.needs_reembed and not switches_model:
-            raise UsageError(_switch_refused(args, worker.status().result()))
+            raise UsageError(_switch_refused(args, worker.run(ops.status()).result()))
     except BaseException:
         worker.close()
         raise
     if worker.needs_reembed:
-        handle = worker.reembed(reembed)
+        write = ops.reembed(reembed)
+        worker.run(write)
         if reembed is not None:
-            reembed.handle = handle
+            reembed.write = write
     return worker
 
 
@@ -412,7 +415,7 @@ class _Reembed:
     def __init__(self, progress: Callable[[Progress], None] | None):
         self._progress = progress
         self.last: Progress | None = None
-        self.handle: IndexHandle | None = None
+        self.write: Write[bool] | None = None
 
     def __call__(self, p: Progress) -> None:
         self.last = p
@@ -420,8 +423,8 @@ class _Reembed:
             self._progress(p)
 
     def cancel(self) -> None:
-        if self.handle is not None:
-            self.handle.cancel()
+        if self.write is not None:
+            self.write.cancel()
 
     def summary(self) -> dict | None:
         """What the re-embed did (None if there was none): the model, chunks given its vectors, seconds."""
@@ -451,13 +454,14 @@ def _cmd_index(args: argparse.Namespace) -> int:
     reembed = _Reembed(progress)
     worker = _worker(args, options, updates, reembed, switches_model=True)
     try:
-        handle = worker.index(args.path, progress)
+        index = ops.index(args.path, progress)
+        running = worker.run(index)
         try:
-            stats = handle.result()
+            stats = running.result()
         except KeyboardInterrupt:
             reembed.cancel()
-            handle.cancel()
-            stats = handle.result()
+            index.cancel()
+            stats = running.result()
         if progress:
             progress.done()
         _print_stats(stats, args.json, reembed.summary())
@@ -668,7 +672,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
                 text=TextOptions(args.regex, args.case_sensitive, args.word),
                 relative_cutoff=args.cutoff,
             )
-            response = worker.search(request).result()
+            response = worker.run(ops.search(request)).result()
             if args.json:
                 print(json.dumps(response.to_dict(with_context=args.context > 0)), flush=True)
             else:
@@ -682,7 +686,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
 def _root_holding_working_directory(worker: Worker) -> str:
     """The indexed folder a search without --root means: the innermost one holding the working directory (a
     worktree inside its repository's folder is its own), as git finds its repository."""
-    scope = worker.scope_containing(Path.cwd()).result()
+    scope = worker.run(ops.scope_containing(Path.cwd())).result()
     if scope is None:
         raise UsageError(
             f"the working directory {Path.cwd()} is not inside an indexed folder; say which one to search with "
@@ -799,10 +803,10 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
     worker = _worker(args)
     try:
         if args.action == "remove":
-            collected = worker.remove_scope(args.path).result()
+            collected = worker.run(ops.remove_scope(args.path)).result()
             print(f"removed {args.path.expanduser().resolve()} ({collected} unused chunks collected)")
             return 0
-        scopes = worker.scopes().result()
+        scopes = worker.run(ops.scopes()).result()
     finally:
         worker.close()
     roots = {s.scope.id: s.scope.root for s in scopes}
@@ -841,7 +845,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
         raise UsageError(f"-n must be between 1 and {MAX_HISTORY:,}")
     worker = _worker(args)
     try:
-        entries = worker.history(args.n).result()
+        entries = worker.run(ops.history(args.n)).result()
     finally:
         worker.close()
     if args.json:

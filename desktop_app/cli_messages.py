@@ -5,7 +5,7 @@ from __future__ import annotations
 from .indexing.file_selection import IgnoredTop
 from .search.request import SearchError, SearchRemedy
 from .store.errors import Remedy, StoreError
-from .worker.worker import ScopeNotFound
+from .worker.ops import ScopeNotFound
 
 _STORE_REMEDIES = {
     Remedy.UPGRADE: "upgrade Quarry",

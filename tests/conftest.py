@@ -27,6 +27,7 @@ settings.register_profile("explore", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 from desktop_app.embedding import Embedder  # noqa: E402
+from desktop_app.worker import ops  # noqa: E402
 from desktop_app.worker.worker import EngineConfig, Worker  # noqa: E402
 
 from . import mixed_repo  # noqa: E402
@@ -50,7 +51,7 @@ def mixed_index(tmp_path_factory, mixed_root):
     db = tmp_path_factory.mktemp("mixed-db") / "index.db"
     worker = Worker(EngineConfig(db)).start()
     try:
-        stats = worker.index(mixed_root).result()
+        stats = worker.run(ops.index(mixed_root)).result()
     finally:
         worker.close()
     return db, stats
@@ -72,7 +73,7 @@ def mixed_team_index(team_server, mixed_root) -> str:
     url = team_server.new_database()
     worker = Worker(EngineConfig(url)).start()
     try:
-        worker.index(mixed_root).result()
+        worker.run(ops.index(mixed_root)).result()
     finally:
         worker.close()
     return url

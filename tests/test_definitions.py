@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from desktop_app.search.request import SearchRequest
+from desktop_app.worker import ops
 from desktop_app.worker.worker import EngineConfig, Worker
 
 from .test_chunking import chunks_of, symbols
@@ -327,8 +328,8 @@ def engine(tmp_path_factory):
         (root / path).write_text(textwrap.dedent(text).lstrip("\n"))
     worker = Worker(EngineConfig(tmp_path_factory.mktemp("definitions-db") / "index.db")).start()
     try:
-        worker.index(root).result(timeout=300)
-        yield worker, worker.scope_containing(root).result(timeout=60)
+        worker.run(ops.index(root)).result(timeout=300)
+        yield worker, worker.run(ops.scope_containing(root)).result(timeout=60)
     finally:
         worker.close()
 
@@ -357,9 +358,12 @@ DEFINED = [
 def test_a_definition_is_found_by_its_name(engine, path, name, parent, symbol_type):
     """As the agent's find_symbol and Go to Symbol (Ctrl+T) look for it."""
     worker, scope = engine
-    found = [(h.path, h.symbol_name, h.parent_symbol, h.symbol_type) for h in worker.definitions(scope, name).result()]
+    found = [
+        (h.path, h.symbol_name, h.parent_symbol, h.symbol_type)
+        for h in worker.run(ops.definitions(scope, name)).result()
+    ]
     assert (path, name, parent, symbol_type) in found
-    listed = worker.find_symbols(scope, name).result(timeout=60)
+    listed = worker.run(ops.find_symbols(scope, name)).result(timeout=60)
     assert any((h.path, h.symbol_name, h.parent_symbol) == (path, name, parent) for h in listed)
 
 
@@ -375,20 +379,20 @@ def test_a_definition_is_found_by_its_name(engine, path, name, parent, symbol_ty
 def test_a_search_for_the_name_puts_its_definition_first(engine, query, path, symbol_type):
     worker, scope = engine
     request = SearchRequest(query, roots=(scope.root,), k=5, record_history=False)
-    first = worker.search(request).result(timeout=60).results[0]
+    first = worker.run(ops.search(request)).result(timeout=60).results[0]
     assert (first.path, first.symbol_name, first.symbol_type) == (path, query, symbol_type)
 
 
 def test_go_methods_stay_their_receivers_own_beside_embedded_types(engine):
     worker, scope = engine
     for name, parent in (("Printf", "Logger"), ("ListenAndServe", "Server")):
-        found = [(h.path, h.parent_symbol, h.symbol_type) for h in worker.definitions(scope, name).result()]
+        found = [(h.path, h.parent_symbol, h.symbol_type) for h in worker.run(ops.definitions(scope, name)).result()]
         assert found == [("server/server.go", parent, "method")]
 
 
 def test_a_macro_is_found_beside_the_userspace_stub_of_the_same_name(engine):
     worker, scope = engine
-    found = {(h.path, h.symbol_type) for h in worker.definitions(scope, "kmalloc").result()}
+    found = {(h.path, h.symbol_type) for h in worker.run(ops.definitions(scope, "kmalloc")).result()}
     assert found == {("include/linux/slab.h", "macro"), ("tools/include/linux/slab.h", "function")}
 
 

@@ -7,12 +7,13 @@ import apsw
 from desktop_app.indexing.progress import ProgressReporter
 from desktop_app.search.request import SearchRequest
 from desktop_app.store.sqlite.store import SqliteStore
+from desktop_app.worker import ops
 
 from . import mixed_repo
 
 
 def _search(worker, root, query, **kw):
-    return worker.search(SearchRequest(query=query, roots=(str(root),), **kw)).result()
+    return worker.run(ops.search(SearchRequest(query=query, roots=(str(root),), **kw))).result()
 
 
 def test_mixed_repo_indexes_exactly_source_docs_and_non_utf8(mixed_root, mixed_index):
@@ -71,9 +72,9 @@ def test_results_carry_lines_symbols_and_snippets(mixed_root, mixed_index, worke
 def test_reindex_of_unchanged_tree_embeds_nothing(mixed_copy, worker_for):
     root, db = mixed_copy
     worker = worker_for(db)
-    first = worker.index(root).result()  # a new scope, but every chunk is already known by its hash
+    first = worker.run(ops.index(root)).result()  # a new scope, but every chunk is already known by its hash
     assert first.chunks_embedded == 0 and first.files_changed == len(mixed_repo.INDEXED)
-    again = worker.index(root).result()
+    again = worker.run(ops.index(root)).result()
     assert again.chunks_embedded == 0 and again.files_changed == 0
     assert again.files_unchanged == len(mixed_repo.INDEXED)
 
@@ -87,7 +88,7 @@ def test_an_index_cut_by_an_older_chunker_is_cut_again_once_and_embeds_nothing(m
 
     root, db = mixed_copy
     worker = worker_for(db)
-    scope_id = worker.index(root).result().scope_id
+    scope_id = worker.run(ops.index(root)).result().scope_id
     store = SqliteStore(db)
     try:
         assert store.chunking_of(scope_id) == CHUNKING_VERSION
@@ -99,17 +100,17 @@ def test_an_index_cut_by_an_older_chunker_is_cut_again_once_and_embeds_nothing(m
     monkeypatch.setattr(
         indexer, "chunk_file", lambda text, lang, rel, *a, **k: cut.append(rel) or chunk_file(text, lang, rel, *a, **k)
     )
-    recut = worker.index(root).result()
+    recut = worker.run(ops.index(root)).result()
     assert sorted(cut) == sorted(mixed_repo.INDEXED) and recut.chunks_embedded == 0
     cut.clear()
-    again = worker.index(root).result()
+    again = worker.run(ops.index(root)).result()
     assert cut == [] and again.files_unchanged == len(mixed_repo.INDEXED)
 
 
 def test_editing_one_file_embeds_only_its_changed_chunks(mixed_copy, worker_for):
     root, db = mixed_copy
     worker = worker_for(db)
-    worker.index(root).result()
+    worker.run(ops.index(root)).result()
     path = root / "src" / "cache.py"
     path.write_text(
         path.read_text().replace(
@@ -117,7 +118,7 @@ def test_editing_one_file_embeds_only_its_changed_chunks(mixed_copy, worker_for)
             "        self._data.move_to_end(key)\n        return self._data.get(key)  # refreshed",
         )
     )
-    stats = worker.index(root).result()
+    stats = worker.run(ops.index(root)).result()
     assert stats.files_changed == 1
     assert 1 <= stats.chunks_embedded <= 2  # the edited method (and at most a neighbouring window)
     response = _search(worker, root, "refreshed", mode="exact")
@@ -127,9 +128,9 @@ def test_editing_one_file_embeds_only_its_changed_chunks(mixed_copy, worker_for)
 def test_deleted_file_disappears_from_results(mixed_copy, worker_for):
     root, db = mixed_copy
     worker = worker_for(db)
-    worker.index(root).result()
+    worker.run(ops.index(root)).result()
     (root / "cli" / "src" / "matrix.rs").unlink()
-    stats = worker.index(root).result()
+    stats = worker.run(ops.index(root)).result()
     assert stats.files_deleted == 1
     paths = {r.path for r in _search(worker, root, "multiply two matrices", k=20).results}
     assert "cli/src/matrix.rs" not in paths
@@ -138,10 +139,10 @@ def test_deleted_file_disappears_from_results(mixed_copy, worker_for):
 def test_touched_but_identical_file_is_not_rechunked(mixed_copy, worker_for):
     root, db = mixed_copy
     worker = worker_for(db)
-    worker.index(root).result()
+    worker.run(ops.index(root)).result()
     path = root / "README.md"
     path.write_text(path.read_text())  # new mtime, same bytes
-    stats = worker.index(root).result()
+    stats = worker.run(ops.index(root)).result()
     assert stats.files_changed == 0 and stats.chunks_embedded == 0
 
 
@@ -150,7 +151,7 @@ def test_progress_phases(mixed_copy, worker_for):
     (root / "src" / "cache.py").write_text("def changed():\n    return 42\n")
     seen = []
     worker = worker_for(db)
-    worker.index(root, progress=seen.append).result()
+    worker.run(ops.index(root, progress=seen.append)).result()
     phases = [p.phase for p in seen]
     assert phases[0] == "analyzing" and phases[-1] == "completed"
     assert phases.index("started") < len(phases) - 1
@@ -172,8 +173,8 @@ def test_cancel_keeps_a_consistent_database_that_resumes(tmp_path, worker_for):
     db = tmp_path / "index.db"
     worker = worker_for(db)
     progress = []
-    handle = worker.index(root, progress=lambda p: (progress.append(p), p.phase == "in_progress" and handle.cancel()))
-    stats = handle.result()
+    index = ops.index(root, progress=lambda p: (progress.append(p), p.phase == "in_progress" and index.cancel()))
+    stats = worker.run(index).result()
     assert stats.cancelled
     conn = apsw.Connection(str(db))
     assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
@@ -186,7 +187,7 @@ def test_cancel_keeps_a_consistent_database_that_resumes(tmp_path, worker_for):
     done_before = conn.execute("SELECT count(*) FROM file").fetchall()[0][0]
     conn.close()
     assert 0 < done_before < 60
-    resumed = worker.index(root).result()
+    resumed = worker.run(ops.index(root)).result()
     assert not resumed.cancelled and resumed.files_indexed == 60
     assert resumed.files_changed == 60 - done_before
 
@@ -204,14 +205,15 @@ def test_search_is_served_while_an_index_runs(tmp_path, mixed_root, index_copy, 
         )
     worker = worker_for(db)
     gate = embedding_gate()  # the run's first embedding waits here: it cannot finish before the search
-    handle = worker.index(big)
+    index = ops.index(big)
+    running = worker.run(index)
     assert gate.waiting.wait(60)
     response = _search(worker, mixed_root, "retry failed http requests")
-    assert not handle.future.done()
+    assert not running.done()
     assert response.results and response.results[0].path == "src/http_client.py"
-    handle.cancel()
+    index.cancel()
     gate.release()
-    assert handle.result().cancelled
+    assert running.result().cancelled
 
 
 def test_progress_is_paced_to_one_report_per_half_second_and_every_phase_change():

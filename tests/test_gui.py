@@ -40,7 +40,9 @@ from desktop_app.ui.settings_dialog import Preferences, SettingsDialog  # noqa: 
 from desktop_app.ui.shortcuts_dialog import ShortcutsDialog  # noqa: E402
 from desktop_app.ui.single_instance import InstanceChannel, channel_name  # noqa: E402
 from desktop_app.ui.skipped_dialog import SkippedDialog  # noqa: E402
-from desktop_app.worker.worker import REEMBED, EngineConfig  # noqa: E402
+from desktop_app.worker import ops  # noqa: E402
+from desktop_app.worker.operations import REEMBED  # noqa: E402
+from desktop_app.worker.worker import EngineConfig  # noqa: E402
 
 from .model_dirs import other_model_dir  # noqa: E402
 from .reliability import damage_middle  # noqa: E402
@@ -100,7 +102,7 @@ def test_the_bridge_holds_a_search_until_the_engine_has_started(qtbot, qasync_lo
     bridge = EngineBridge()
     starting = asyncio.ensure_future(bridge.start(EngineConfig(index_copy)))
     # Scheduled in the same turn of the loop: start() is still waiting on the worker when this one runs.
-    answer = asyncio.ensure_future(bridge.search(SearchRequest("matrix", roots=(str(mixed_root),))))
+    answer = asyncio.ensure_future(bridge.run(ops.search(SearchRequest("matrix", roots=(str(mixed_root),)))))
     try:
         response = run(qtbot, answer)
         assert starting.done() and response.results
@@ -754,7 +756,7 @@ def test_an_unusable_index_is_explained_and_moved_aside_only_when_asked(
     if accept:
         assert task.result() is True
         assert [p.read_text() for p in moved] == ["my notes, not an index\n" * 50]
-        assert run(qtbot, win.bridge.scopes()) == []
+        assert run(qtbot, win.bridge.run(ops.scopes())) == []
     else:
         assert task.result() is False and moved == []
         assert db.read_text().startswith("my notes")

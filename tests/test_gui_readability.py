@@ -20,6 +20,7 @@ from desktop_app.ui.preview_pane import IDLE_MESSAGE, PreviewTarget  # noqa: E40
 from desktop_app.ui.result_model import COL_MATCH, COL_SCORE  # noqa: E402
 from desktop_app.ui.settings_dialog import Preferences, SettingsDialog  # noqa: E402
 from desktop_app.ui.shortcuts_dialog import ShortcutsDialog  # noqa: E402
+from desktop_app.worker import ops  # noqa: E402
 from desktop_app.worker.worker import EngineConfig, Worker  # noqa: E402
 
 from .test_gui import open_window, search, wait_preview  # noqa: E402
@@ -79,7 +80,7 @@ def project_index(tmp_path_factory, project) -> Path:
     db = tmp_path_factory.mktemp("readable-db") / "index.db"
     worker = Worker(EngineConfig(db)).start()
     try:
-        worker.index(project).result()
+        worker.run(ops.index(project)).result()
     finally:
         worker.close()
     return db

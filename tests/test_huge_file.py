@@ -8,6 +8,7 @@ from pathlib import Path
 
 from desktop_app.indexing.indexer import IndexOptions
 from desktop_app.indexing.progress import Progress, ProgressReporter
+from desktop_app.indexing.steps import run_to_end
 from desktop_app.indexing.vector_fill import BATCH, VectorFiller
 from desktop_app.search.request import SearchRequest
 from desktop_app.worker.worker import Engine, EngineConfig
@@ -31,14 +32,14 @@ def _huge_file(root: Path) -> Path:
 
 def test_a_huge_files_vectors_are_reported_as_they_come_and_survive_a_stop(tmp_path):
     root = _huge_file(tmp_path / "repo")
-    engine = Engine(EngineConfig(tmp_path / "index.db"), idle=lambda: None)
+    engine = Engine(EngineConfig(tmp_path / "index.db"))
     try:
         progress: list[Progress] = []
 
         def stop() -> bool:  # the event: the model's first vectors are written
             return engine.store.vector_ids(MODEL).size > 0
 
-        first = engine.index(root, progress.append, stop)
+        first = run_to_end(engine.index(root, progress.append, stop))
         assert first.cancelled
         written = engine.store.vector_ids(MODEL).size
         total = engine.store.count_chunks()
@@ -48,10 +49,12 @@ def test_a_huge_files_vectors_are_reported_as_they_come_and_survive_a_stop(tmp_p
         assert full and full[-1] == written  # reported, not "0 chunks embedded"
 
         # Meanwhile every function of the file is found, the last one too: never half a file.
-        response = engine.search(SearchRequest(f"handler_{FUNCTIONS - 1}", roots=(str(root),), mode="exact", k=1))
+        response = engine.searcher.search(
+            SearchRequest(f"handler_{FUNCTIONS - 1}", roots=(str(root),), mode="exact", k=1)
+        )
         assert response.results[0].symbol_name == f"handler_{FUNCTIONS - 1}"
 
-        second = engine.index(root, None, lambda: False)
+        second = run_to_end(engine.index(root, None, lambda: False))
         assert not second.cancelled and second.chunks_embedded == total - written  # resumed, nothing done twice
         assert engine.store.vector_ids(MODEL).size == total
     finally:
@@ -63,15 +66,15 @@ def test_progress_moves_within_a_batch_of_vectors(tmp_path):
     not once it is written (the report of a stopped batch falls back to what was written)."""
     root = _huge_file(tmp_path / "repo")
     config = EngineConfig(tmp_path / "index.db", index_options=IndexOptions(until="fast"))
-    engine = Engine(config, idle=lambda: None)
+    engine = Engine(config)
     try:
-        engine.index(root, None, lambda: False)
+        run_to_end(engine.index(root, None, lambda: False))
         assert engine.embedder is not None
         seen: list[Progress] = []
         filler = VectorFiller(engine.store, engine.embedder)
         try:
             stop = lambda: engine.store.vector_ids(MODEL).size > 0  # noqa: E731
-            result = filler.fill(ProgressReporter(seen.append, MODEL, interval_s=0), stop)
+            result = run_to_end(filler.fill(ProgressReporter(seen.append, MODEL, interval_s=0), stop))
         finally:
             filler.close()
         assert any(0 < p.chunks_embedded < BATCH for p in seen), [p.chunks_embedded for p in seen]

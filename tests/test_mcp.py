@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from desktop_app.cli import main
+from desktop_app.worker import ops
 from desktop_app.worker.worker import EngineConfig, Worker
 
 from .gitrepo import commit_all, git, init_repo
@@ -28,7 +29,7 @@ def project(tmp_path_factory, mixed_index, mixed_root):
     shutil.copy(mixed_index[0], db)
     worker = Worker(EngineConfig(db)).start()
     try:
-        stats = worker.index(root).result()
+        stats = worker.run(ops.index(root)).result()
     finally:
         worker.close()
     return root.resolve(), db, stats
@@ -180,7 +181,7 @@ def test_reindex_indexes_the_folder_the_server_was_started_for_and_no_other(inde
 def test_a_file_saved_during_the_session_is_found_by_the_next_search(mixed_copy, worker_for, tmp_path):
     root, db = mixed_copy
     worker = worker_for(db)
-    worker.index(root).result()
+    worker.run(ops.index(root)).result()
     worker.close()
     session = McpSession(["mcp", "--db", str(db), "--root", str(root)], tmp_path, tmp_path / "err")
     try:
@@ -208,8 +209,8 @@ def test_in_a_worktree_the_server_serves_its_worktree_scope(mixed_copy, worker_f
     (feature / "src" / "ledger.py").write_text("def reconcile_ledger_entries(ledger):\n    return ledger\n")
     commit_all(feature, "feature work")
     worker = worker_for(db)
-    worker.index(main_root).result()
-    worker.index(feature).result()
+    worker.run(ops.index(main_root)).result()
+    worker.run(ops.index(feature)).result()
     worker.close()
     session = McpSession(["mcp", "--db", str(db)], feature / "src", tmp_path / "err")
     try:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop_app.worker import ops
 from desktop_app.worker.worker import EngineConfig, Worker
 
 from .mcp_client import McpSession
@@ -45,7 +46,7 @@ def project(tmp_path_factory, mixed_index, mixed_root) -> tuple[Path, Path]:
     shutil.copy(mixed_index[0], db)
     worker = Worker(EngineConfig(db)).start()
     try:
-        worker.index(root).result()
+        worker.run(ops.index(root)).result()
     finally:
         worker.close()
     return root.resolve(), db
@@ -69,7 +70,7 @@ def server(project, home, tmp_path_factory):
 def scope_roots(db: Path) -> list[str]:
     worker = Worker(EngineConfig(db)).start()
     try:
-        return [summary.scope.root for summary in worker.scopes().result()]
+        return [summary.scope.root for summary in worker.run(ops.scopes()).result()]
     finally:
         worker.close()
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop_app.worker import ops
 from desktop_app.worker.worker import EngineConfig, Worker
 
 from .mcp_client import McpSession
@@ -36,7 +37,7 @@ def large(tmp_path_factory) -> tuple[Path, Path]:
     db = base / "index.db"
     worker = Worker(EngineConfig(db, model="fast")).start()
     try:
-        worker.index(root).result()
+        worker.run(ops.index(root)).result()
     finally:
         worker.close()
     return root.resolve(), db

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import apsw
 
+from desktop_app.indexing.steps import run_to_end
 from desktop_app.search.request import SearchRequest
-from desktop_app.worker.operations import Change
-from desktop_app.worker.worker import REEMBED, Engine, EngineConfig
+from desktop_app.worker import ops
+from desktop_app.worker.operations import REEMBED, Change
+from desktop_app.worker.worker import Engine, EngineConfig
 
 from .model_dirs import other_model_dir
 
@@ -27,26 +29,26 @@ def vector_tables(db):
 
 def test_reembed_switches_models_without_mixing(tmp_path, mixed_root, index_copy):
     db = index_copy
-    engine = Engine(EngineConfig(db, model_dir=other_model_dir(tmp_path)), idle=lambda: None)
+    engine = Engine(EngineConfig(db, model_dir=other_model_dir(tmp_path)))
     try:
         assert engine.needs_reembed
         request = SearchRequest("parse command line arguments", roots=(str(mixed_root),), mode="semantic")
-        before = engine.search(request)
+        before = engine.searcher.search(request)
         assert engine.searcher.embedder.model_id == "all-MiniLM-L6-v2-int8"
         assert before.results[0].path == "cli/src/main.rs"
 
         calls = iter(range(10**6))
-        assert not engine.reembed(None, lambda: next(calls) >= 1)  # stopped part-way
+        assert not run_to_end(engine.reembed(None, lambda: next(calls) >= 1))  # stopped part-way
         assert engine.store.active_model() == "all-MiniLM-L6-v2-int8"
-        during = engine.search(request)
+        during = engine.searcher.search(request)
         assert [r.path for r in during.results] == [r.path for r in before.results]  # old vectors only
 
         seen = []
-        assert engine.reembed(seen.append, lambda: False)
+        assert run_to_end(engine.reembed(seen.append, lambda: False))
         assert seen[-1].phase == "completed"
         assert engine.store.active_model() == "minilm-passages"
         assert engine.searcher.embedder.model_id == "minilm-passages"
-        after = engine.search(request)
+        after = engine.searcher.search(request)
         assert after.results[0].path == "cli/src/main.rs"
         assert after.results[0].semantic_score != before.results[0].semantic_score  # really the new vectors
         assert not engine.needs_reembed
@@ -62,11 +64,11 @@ def test_a_worker_reembeds_in_the_background_with_progress_and_one_change_notice
     progress, notices = [], []
     worker = worker_for(index_copy, model_dir=other_model_dir(tmp_path), on_change=notices.append)
     assert worker.needs_reembed
-    handle = worker.reembed(progress.append)
-    response = worker.search(SearchRequest("evict least recently used", roots=(str(mixed_root),))).result()
+    handle = worker.run(ops.reembed(progress.append))
+    response = worker.run(ops.search(SearchRequest("evict least recently used", roots=(str(mixed_root),)))).result()
     assert response.results[0].path == "src/cache.py"  # the old model's vectors meanwhile
     assert handle.result(timeout=120) is True
-    assert worker.status().result()["reembedding"] is False
+    assert worker.run(ops.status()).result()["reembedding"] is False
     assert {p.task for p in progress} == {"reembed"} and progress[-1].phase == "completed"
     assert progress[-1].root == "minilm-passages" and progress[-1].chunks_embedded == progress[-1].chunks_total > 0
     assert [(n.operation, n.changes, n.result) for n in notices] == [(REEMBED, Change.CONTENT | Change.MODEL, True)]
@@ -76,12 +78,13 @@ def test_a_reembed_can_be_cancelled_and_resumes_at_the_next_start(tmp_path, inde
     gate = embedding_gate()
     model_dir = other_model_dir(tmp_path)
     worker = worker_for(index_copy, model_dir=model_dir)
-    handle = worker.reembed()
+    reembed = ops.reembed()
+    handle = worker.run(reembed)
     assert gate.waiting.wait(60)  # held inside its first batch: certainly running
-    handle.cancel()
+    reembed.cancel()
     gate.release()
     assert handle.result(timeout=120) is False
     worker.close()
     again = worker_for(index_copy, model_dir=model_dir)
-    assert again.needs_reembed and again.reembed().result(timeout=120) is True
-    assert not again.status().result()["reembedding"]
+    assert again.needs_reembed and again.run(ops.reembed()).result(timeout=120) is True
+    assert not again.run(ops.status()).result()["reembedding"]

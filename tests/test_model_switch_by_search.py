@@ -16,6 +16,7 @@ from desktop_app.store.postgres.store import PostgresStore
 from desktop_app.store.protocols import Store
 from desktop_app.store.rows import ChunkRef, FileWrite, NewChunk
 from desktop_app.store.sqlite.store import SqliteStore
+from desktop_app.worker import ops
 
 from .model_dirs import other_model_dir
 from .reliability import one_line_error, quarry
@@ -178,7 +179,7 @@ def test_a_switch_whose_model_another_process_dropped_before_its_first_batch_goe
     """Until its first batch is written, a switch under way looks abandoned to another process's index run."""
     gate = embedding_gate()
     worker = worker_for(index_copy, model_dir=other_model_dir(tmp_path))
-    handle = worker.reembed()
+    handle = worker.run(ops.reembed())
     assert gate.waiting.wait(60)  # the model is recorded and its first batch is with the model
     other = SqliteStore(index_copy)
     try:

@@ -15,12 +15,14 @@ from desktop_app.embedding.static_model import STATIC_MODEL_ID
 from desktop_app.indexing import outline_fill
 from desktop_app.indexing.documents import outline_text
 from desktop_app.indexing.model_runner import ModelRunner
+from desktop_app.indexing.steps import run_to_end
 from desktop_app.search import fusion
 from desktop_app.search.pipeline import Searcher
 from desktop_app.search.request import SearchRequest
 from desktop_app.store.location import StoreLocation, open_store
 from desktop_app.store.rows import OutlineSource
 from desktop_app.store.sqlite.store import SqliteStore
+from desktop_app.worker import ops
 from desktop_app.worker.worker import EngineConfig, Worker
 
 MODEL = "all-MiniLM-L6-v2-int8"
@@ -54,7 +56,7 @@ def test_an_outline_is_the_path_then_each_name_once_in_order():
 def _index(location: str | Path, root: Path) -> None:
     worker = Worker(EngineConfig(location)).start()
     try:
-        worker.index(root).result()
+        worker.run(ops.index(root)).result()
     finally:
         worker.close()
 
@@ -128,11 +130,11 @@ def test_a_stopped_outline_fill_keeps_its_batches_and_the_next_does_the_rest(ind
         written: list[int] = []
         add = store.add_outlines
         monkeypatch.setattr(store, "add_outlines", lambda model, rows: (add(model, rows), written.append(len(rows))))
-        assert outline_fill.fill_outlines(store, embedder, runner, stop=lambda: len(written) >= 1) is False
+        assert run_to_end(outline_fill.fill_outlines(store, embedder, runner, stop=lambda: len(written) >= 1)) is False
         assert len(store.files_without_outline(MODEL, 100)) == files - 1  # the first batch was kept
         reported: list[tuple[int, int]] = []
         told = lambda done, total: reported.append((done, total))  # noqa: E731
-        assert outline_fill.fill_outlines(store, embedder, runner, lambda: False, progress=told)
+        assert run_to_end(outline_fill.fill_outlines(store, embedder, runner, lambda: False, progress=told))
         assert store.files_without_outline(MODEL, 100) == [] and written == [1] * files
         assert reported == [(n, files - 1) for n in range(files)]  # told before the first batch and after each
     finally:
@@ -169,7 +171,7 @@ def test_an_index_made_before_outlines_gets_them_on_its_next_run_embedding_no_ch
     conn.close()
     worker = Worker(EngineConfig(db)).start()
     try:
-        stats = worker.index(mixed_root).result()
+        stats = worker.run(ops.index(mixed_root)).result()
     finally:
         worker.close()
     assert stats.chunks_embedded == 0 and stats.files_unchanged == stats.files_indexed

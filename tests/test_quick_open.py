@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from desktop_app.search.fuzzy import fuzzy_rank
+from desktop_app.worker import ops
 from desktop_app.worker.worker import Worker
 
 PATHS = [
@@ -44,11 +45,15 @@ def engine_worker(request, mixed_index, worker_for) -> Worker:
 
 
 def test_the_engine_finds_files_and_definitions_of_the_project(engine_worker, mixed_root):
-    scope = engine_worker.scope_containing(mixed_root).result(timeout=60)
-    files = engine_worker.find_files(scope, "htcli").result(timeout=60)
+    scope = engine_worker.run(ops.scope_containing(mixed_root)).result(timeout=60)
+    files = engine_worker.run(ops.find_files(scope, "htcli")).result(timeout=60)
     assert files[0].path == "src/http_client.py" and files[0].sha256
-    assert [f.path for f in engine_worker.find_files(scope, "deb").result(timeout=60)][:1] == ["web/debounce.ts"]
-    symbols = engine_worker.find_symbols(scope, "lru put").result(timeout=60)
+    assert [f.path for f in engine_worker.run(ops.find_files(scope, "deb")).result(timeout=60)][:1] == [
+        "web/debounce.ts"
+    ]
+    symbols = engine_worker.run(ops.find_symbols(scope, "lru put")).result(timeout=60)
     assert (symbols[0].parent_symbol, symbols[0].symbol_name, symbols[0].path) == ("LRUCache", "put", "src/cache.py")
-    names = [(h.parent_symbol, h.symbol_name) for h in engine_worker.find_symbols(scope, "fetch").result(timeout=60)]
+    names = [
+        (h.parent_symbol, h.symbol_name) for h in engine_worker.run(ops.find_symbols(scope, "fetch")).result(timeout=60)
+    ]
     assert names[0] == (None, "fetch_with_retry") and len(names) == len(set(names))  # one row per definition

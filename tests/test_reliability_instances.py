@@ -32,19 +32,20 @@ import json, sys
 from pathlib import Path
 from desktop_app.search.request import SearchRequest
 from desktop_app.worker.worker import EngineConfig, Worker
+from desktop_app.worker import ops
 
 db, mixed, stop = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 worker = Worker(EngineConfig(Path(db))).start()
 
 def top_roots(query):
-    response = worker.search(SearchRequest(query, all_scopes=True, mode="semantic", k=3)).result()
+    response = worker.run(ops.search(SearchRequest(query, all_scopes=True, mode="semantic", k=3))).result()
     return [r.scope_root for r in response.results]
 
 report = {"rounds": 0, "errors": [], "first": None, "last": None}
 
 def search_round():
     try:
-        top = worker.search(SearchRequest("retry failed http requests", roots=(mixed,))).result().results[0]
+        top = worker.run(ops.search(SearchRequest("retry failed http requests", roots=(mixed,)))).result().results[0]
         assert top.path == "src/http_client.py", top.path
         seen = {"heron": top_roots("heron record"), "walrus": top_roots("walrus record")}
         report["first"] = report["first"] or seen

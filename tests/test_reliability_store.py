@@ -27,6 +27,7 @@ from desktop_app.search.request import SearchRequest
 from desktop_app.store.sqlite import soundness
 from desktop_app.store.sqlite.connection import move_aside
 from desktop_app.store.sqlite.soundness import OPEN_CHECK_MAX_BYTES
+from desktop_app.worker import ops
 from desktop_app.worker.worker import EngineConfig, Worker
 
 from .reliability import (
@@ -329,11 +330,11 @@ def test_a_long_lived_process_does_not_call_the_index_damaged_after_another_proc
     other = write_tree(tmp_path / "other", FILES, "zebra")
     worker = Worker(EngineConfig(index_copy)).start()
     try:
-        assert worker.search(SearchRequest("retry with backoff", roots=(str(mixed_root),))).result().results
+        assert worker.run(ops.search(SearchRequest("retry with backoff", roots=(str(mixed_root),)))).result().results
         indexed = quarry("index", other, "--db", index_copy, "--until", "keyword", "--quiet")
         assert indexed.returncode == 0, indexed.stderr
-        assert worker.index(mixed_root).result().files_indexed > 0
-        found = worker.search(SearchRequest("zebra record 299", roots=(str(other),), mode="text")).result()
+        assert worker.run(ops.index(mixed_root)).result().files_indexed > 0
+        found = worker.run(ops.search(SearchRequest("zebra record 299", roots=(str(other),), mode="text"))).result()
         assert [r.path for r in found.results] == ["pkg11/zebra_299.py"]
     finally:
         worker.close()

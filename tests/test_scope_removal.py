@@ -20,7 +20,8 @@ from desktop_app.store.rows import ChunkRef, FileWrite, NewChunk
 from desktop_app.store.schema_names import NAME_SUFFIX
 from desktop_app.store.sqlite.connection import open_connection
 from desktop_app.store.sqlite.store import SqliteStore
-from desktop_app.worker.worker import UPDATE
+from desktop_app.worker import ops
+from desktop_app.worker.operations import UPDATE
 
 from .reliability import QUARRY, REPO, check_invariants, one_line_error, quarry, write_tree
 from .test_watch import WAIT_S, _OutputLines
@@ -197,7 +198,7 @@ def test_the_engines_watch_of_a_folder_another_process_removed_adds_nothing_back
             updated.set()
 
     worker = worker_for(tmp_path / "index.db", on_change=heard, model="fast")
-    worker.index(root).result(timeout=300)
+    worker.run(ops.index(root)).result(timeout=300)
     worker.watch(root)
     other = SqliteStore(tmp_path / "index.db")  # `quarry scopes remove` in another process
     try:
@@ -210,4 +211,4 @@ def test_the_engines_watch_of_a_folder_another_process_removed_adds_nothing_back
     assert updated.wait(WAIT_S * 2)
     assert len(updates) == 1 and isinstance(updates[0], ScopeRemoved), updates
     assert str(root.resolve()) in str(updates[0])
-    assert worker.scopes().result(timeout=60) == []
+    assert worker.run(ops.scopes()).result(timeout=60) == []

@@ -13,6 +13,7 @@ from desktop_app.search.pipeline import Searcher
 from desktop_app.search.request import SearchError, SearchFilters, SearchRequest
 from desktop_app.store.postgres.store import PostgresStore
 from desktop_app.store.sqlite.store import SqliteStore
+from desktop_app.worker import ops
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
@@ -92,7 +93,7 @@ def test_tests_and_docs_can_be_hidden(mixed_copy, worker_for):
     )
     (root / "src" / "cache_spec.ts").write_text("it('evicts the least recently used entry', () => {});\n")
     worker = worker_for(db)
-    worker.index(root).result(timeout=300)
+    worker.run(ops.index(root)).result(timeout=300)
 
     def paths(**hide) -> set[str]:
         request = SearchRequest(
@@ -102,7 +103,7 @@ def test_tests_and_docs_can_be_hidden(mixed_copy, worker_for):
             filters=SearchFilters(**hide),
             record_history=False,
         )
-        return {r.path for r in worker.search(request).result(timeout=60).results}
+        return {r.path for r in worker.run(ops.search(request)).result(timeout=60).results}
 
     everything = paths()
     assert {"tests/test_cache.py", "src/cache_spec.ts", "README.md"} <= everything
@@ -263,9 +264,12 @@ def test_query_embeddings_are_cached(searcher, mixed_root):
     assert searcher.full.cache.misses == before + 1 and searcher.full.cache.hits >= 1
 
 
-def test_history_records_each_search(searcher, mixed_root):
-    run(searcher, mixed_root, "history check query", mode="exact")
-    entry = searcher.store.history(1)[0]
+def test_the_search_operation_records_each_search_that_asks(worker_for, index_copy, mixed_root):
+    worker = worker_for(index_copy)
+    roots = (str(mixed_root),)
+    worker.run(ops.search(SearchRequest("history check query", roots=roots, mode="exact"))).result()
+    worker.run(ops.search(SearchRequest("an agent's query", roots=roots, record_history=False))).result()
+    entry = worker.run(ops.history(5)).result()[0]
     assert entry.query == "history check query" and entry.mode == "exact"
     assert entry.scope_root == str(mixed_root.resolve()) and entry.duration_ms > 0
 
@@ -307,10 +311,12 @@ def test_model_failure_falls_back_to_exact_with_a_notice(tmp_path, mixed_root, w
     )
     db = tmp_path / "index.db"
     worker = worker_for(db, model_dir=model_dir)
-    worker.index(mixed_root).result()
+    worker.run(ops.index(mixed_root)).result()
     worker.close()
     (model_dir / "model.onnx").write_bytes(b"this is not an onnx model any more")  # the user's model file broke
     worker = worker_for(db, model_dir=model_dir)
-    response = worker.search(SearchRequest(query="retry failed http requests", roots=(str(mixed_root),))).result()
+    response = worker.run(
+        ops.search(SearchRequest(query="retry failed http requests", roots=(str(mixed_root),)))
+    ).result()
     assert response.effective_mode == "exact" and "unavailable" in response.notice
     assert response.results and response.results[0].relevance == "exact"

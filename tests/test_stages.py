@@ -17,9 +17,11 @@ from desktop_app.cli import _ProgressPrinter, progress_line
 from desktop_app.embedding.static_model import RETIRED_STATIC_MODEL_IDS, STATIC_MODEL_ID, StaticEmbedder
 from desktop_app.indexing.indexer import Indexer, IndexOptions
 from desktop_app.indexing.progress import Progress, ProgressReporter
+from desktop_app.indexing.steps import run_to_end
 from desktop_app.indexing.vector_fill import BATCH, VectorFiller, WantedChunks
 from desktop_app.search.request import SearchRequest
 from desktop_app.store.sqlite.store import SqliteStore
+from desktop_app.worker import ops
 from desktop_app.worker.operations import Read
 from desktop_app.worker.worker import EngineConfig, Worker
 
@@ -27,7 +29,7 @@ MODEL = "all-MiniLM-L6-v2-int8"
 
 
 def _search(worker, root: Path, query: str, mode: str = "hybrid"):
-    return worker.search(SearchRequest(query=query, roots=[str(root)], mode=mode, k=5)).result(timeout=60)
+    return worker.run(ops.search(SearchRequest(query=query, roots=[str(root)], mode=mode, k=5))).result(timeout=60)
 
 
 def test_each_stage_is_searchable_as_it_lands(tmp_path, mixed_root, worker_for):
@@ -37,7 +39,7 @@ def test_each_stage_is_searchable_as_it_lands(tmp_path, mixed_root, worker_for):
     def run(until: str):
         indexing = worker_for(tmp_path / "index.db", index_options=IndexOptions(until=until))
         try:
-            return indexing.index(root).result(timeout=300)
+            return indexing.run(ops.index(root)).result(timeout=300)
         finally:
             indexing.close()
 
@@ -83,7 +85,7 @@ def test_stage_two_is_the_static_model_alone_and_stage_three_names_its_first_ste
     shutil.copytree(mixed_root, root)
     seen: list[Progress] = []
     worker = worker_for(tmp_path / "index.db")
-    worker.index(root, progress=seen.append).result(timeout=300)
+    worker.run(ops.index(root, progress=seen.append)).result(timeout=300)
     steps = list(dict.fromkeys((p.stage, p.step) for p in seen if p.stage != "keyword"))
     assert steps == [("fast", "chunks"), ("full", "names"), ("full", "chunks")]
     names = next(p for p in seen if p.step == "names" and p.chunks_total)
@@ -113,7 +115,7 @@ def test_a_query_rerun_while_the_model_fills_in_moves_to_its_vectors(tmp_path, m
     shutil.copytree(mixed_root, root)
     worker = worker_for(tmp_path / "index.db")
     gate = embedding_gate()  # the model's first run (stage 3's names) waits here; the fast vectors are in
-    handle = worker.index(root)
+    handle = worker.run(ops.index(root))
     assert gate.waiting.wait(120)
     before = _search(worker, root, "retry failed http requests")
     assert before.partial and before.coverage.full == 0 and before.coverage.fast == before.coverage.chunks
@@ -182,7 +184,7 @@ def test_chunks_whose_claims_ran_out_between_a_pass_and_its_count_are_taken_at_o
     store.claim_chunks = claim_after_the_first_pass  # type: ignore[method-assign]
     filler = VectorFiller(store, _Recording())
     try:
-        result = filler.fill(ProgressReporter(None, "x"), stop=lambda: False)
+        result = run_to_end(filler.fill(ProgressReporter(None, "x"), stop=lambda: False))
     finally:
         filler.close()
     assert refused and result.finished and result.embedded == len(files)
@@ -197,14 +199,16 @@ def test_chunks_a_search_asked_for_go_first_and_finished_batches_survive_a_stop(
     model = _Recording()
     filler = VectorFiller(store, model, wanted=wanted)
     try:  # stopped once the first batch is written
-        result = filler.fill(ProgressReporter(None, "x"), stop=lambda: store.vector_count(STATIC_MODEL_ID) > 0)
+        result = run_to_end(
+            filler.fill(ProgressReporter(None, "x"), stop=lambda: store.vector_count(STATIC_MODEL_ID) > 0)
+        )
     finally:
         filler.close()
     assert not result.finished and result.embedded == BATCH
     assert np.isin(target, store.vector_ids(STATIC_MODEL_ID)).all()
     # Every finished batch was written: the next fill does only the rest.
     assert store.vector_count(STATIC_MODEL_ID) == result.embedded
-    rest = VectorFiller(store, model).fill(ProgressReporter(None, "x"), stop=lambda: False)
+    rest = run_to_end(VectorFiller(store, model).fill(ProgressReporter(None, "x"), stop=lambda: False))
     assert rest.finished and result.embedded + rest.embedded == len(files)
 
 
@@ -230,7 +234,7 @@ def test_the_fast_model_can_be_the_only_model(tmp_path, mixed_root, worker_for):
     root = tmp_path / "repo"
     shutil.copytree(mixed_root, root)
     worker = worker_for(tmp_path / "index.db", model="fast")
-    stats = worker.index(root).result(timeout=300)
+    stats = worker.run(ops.index(root)).result(timeout=300)
     assert stats.model == STATIC_MODEL_ID and stats.chunks_embedded == stats.chunks_total
     response = _search(worker, root, "retry failed http requests")
     assert response.results[0].path == "src/http_client.py" and response.results[0].stage == "fast"
@@ -255,9 +259,11 @@ def test_a_file_shown_in_the_preview_is_embedded_first(tmp_path, mixed_root, wor
     root = tmp_path / "repo"
     shutil.copytree(mixed_root, root)
     worker = worker_for(tmp_path / "index.db", index_options=IndexOptions(until="keyword"))
-    worker.index(root).result(timeout=120)
+    worker.run(ops.index(root)).result(timeout=120)
     source = root / "src" / "http_client.py"
-    assert worker.read_lines(source, hashlib.sha256(source.read_bytes()).hexdigest(), 1, 3, 0).result(timeout=60)
+    assert worker.run(ops.read_lines(source, hashlib.sha256(source.read_bytes()).hexdigest(), 1, 3, 0)).result(
+        timeout=60
+    )
     take = Read("wanted chunks", lambda engine: engine.wanted.take(set(range(1 << 20)), 1000))
     wanted = worker.run(take).result(timeout=60)
     store = SqliteStore(tmp_path / "index.db")
@@ -278,7 +284,7 @@ def test_a_wanted_chunk_that_is_also_due_in_order_is_embedded_once(tmp_path):
     wanted.add(store.chunk_ids_of_files(store.list_scopes()[0].scope.id, ["m505.py"]))
     filler = VectorFiller(store, _Recording(), wanted=wanted)
     try:
-        result = filler.fill(ProgressReporter(None, "x"), stop=lambda: False)
+        result = run_to_end(filler.fill(ProgressReporter(None, "x"), stop=lambda: False))
     finally:
         filler.close()
     assert result.finished and result.embedded == len(files) == store.vector_count(STATIC_MODEL_ID)
@@ -300,7 +306,7 @@ def test_an_index_made_with_an_earlier_fast_model_moves_to_the_shipped_one_embed
         store.close()
     worker = Worker(EngineConfig(db)).start()
     try:
-        stats = worker.index(root).result()
+        stats = worker.run(ops.index(root)).result()
     finally:
         worker.close()
     assert stats.chunks_embedded == 0 and stats.chunks_fast == stats.chunks_total

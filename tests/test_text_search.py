@@ -16,6 +16,7 @@ from desktop_app.search.text_pattern import TextPattern
 from desktop_app.search.text_search import _Engines, _Lines, _matches
 from desktop_app.store.rows import ChunkId, Hit, PlaceId
 from desktop_app.store.sqlite.store import SqliteStore
+from desktop_app.worker import ops
 
 from .reliability import one_line_error, quarry
 from .ripgrep import rg_matches
@@ -32,9 +33,11 @@ def _indexed_files(db: Path) -> list[str]:
 
 
 def _quarry(worker, root: Path, pattern: str, **options) -> set[tuple[str, int, int, int]]:
-    response = worker.search(
-        SearchRequest(
-            pattern, roots=(str(root),), mode="text", k=100, text=TextOptions(**options), record_history=False
+    response = worker.run(
+        ops.search(
+            SearchRequest(
+                pattern, roots=(str(root),), mode="text", k=100, text=TextOptions(**options), record_history=False
+            )
         )
     ).result(timeout=60)
     assert response.text_complete and response.files_matched == len(response.results) <= 100
@@ -87,17 +90,17 @@ def test_text_mode_follows_changes_to_the_index_and_lists_files_in_path_order(mi
     worker = worker_for(db)
     (root / "src" / "zebra.py").write_text("def stripes():\n    return 'zzquux marks'\n")
     (root / "src" / "cache.py").unlink()
-    worker.index(root).result(timeout=300)
-    response = worker.search(SearchRequest("zzquux", roots=(str(root),), mode="text")).result(timeout=60)
+    worker.run(ops.index(root)).result(timeout=300)
+    response = worker.run(ops.search(SearchRequest("zzquux", roots=(str(root),), mode="text"))).result(timeout=60)
     assert [(r.path, r.matches) for r in response.results] == [
         ("src/zebra.py", [{"line": 2, "start_col": 12, "end_col": 18, "text": "    return 'zzquux marks'"}])
     ]
-    gone = worker.search(SearchRequest("OrderedDict", roots=(str(root),), mode="text")).result(timeout=60)
+    gone = worker.run(ops.search(SearchRequest("OrderedDict", roots=(str(root),), mode="text"))).result(timeout=60)
     assert "src/cache.py" not in {r.path for r in gone.results}  # its chunks left the trigram index too
-    every = worker.search(SearchRequest("e", roots=(str(root),), mode="text", k=3)).result(timeout=60)
+    every = worker.run(ops.search(SearchRequest("e", roots=(str(root),), mode="text", k=3))).result(timeout=60)
     assert [r.path for r in every.results] == sorted(r.path for r in every.results)
     assert len(every.results) == 3 and every.files_matched >= 3  # stopped once the first 3 files were whole
-    complete = worker.search(SearchRequest("e", roots=(str(root),), mode="text", k=100)).result(timeout=60)
+    complete = worker.run(ops.search(SearchRequest("e", roots=(str(root),), mode="text", k=100))).result(timeout=60)
     assert complete.text_complete and [r.path for r in complete.results][:3] == [r.path for r in every.results]
     assert [r.matches for r in complete.results][:3] == [r.matches for r in every.results]  # and whole
 

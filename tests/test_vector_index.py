@@ -214,7 +214,8 @@ def test_searches_during_warm_up_use_the_vectors_loaded_so_far(store, embedder, 
     searcher = Searcher(store, embedder)
     request = SearchRequest("function that returns a number", roots=("/repo",), record_history=False)
     meanwhile = []
-    searcher.warm_up(between=lambda: meanwhile.append(searcher.search(request)))
+    for _ in searcher.warm_up():  # between its steps, as the worker runs waiting searches there
+        meanwhile.append(searcher.search(request))
     assert len(meanwhile) >= 3
     shares = [r.vectors_loaded for r in meanwhile]
     assert shares == sorted(shares) and 0 < shares[0] < 1

@@ -19,7 +19,8 @@ import pytest
 
 from desktop_app.indexing.watcher import MAX_DELAY_S, QUIET_S, ChangeWatcher
 from desktop_app.search.request import SearchRequest
-from desktop_app.worker.worker import UPDATE
+from desktop_app.worker import ops
+from desktop_app.worker.operations import UPDATE
 
 from .gitrepo import commit_all, git, init_repo
 from .reliability import QUARRY, REPO, quarry
@@ -42,7 +43,7 @@ def test_an_edited_file_becomes_searchable(tmp_path, worker_for):
     (root / "billing.py").write_text("def total(items):\n    return sum(items)\n")
     notices = []
     worker = worker_for(tmp_path / "index.db", on_change=notices.append)
-    worker.index(root).result()
+    worker.run(ops.index(root)).result()
     worker.watch(root)
     saved = time.monotonic()
     (root / "billing.py").write_text(
@@ -52,14 +53,20 @@ def test_an_edited_file_becomes_searchable(tmp_path, worker_for):
     )
 
     def found():
-        results = worker.search(SearchRequest("walrus discount", roots=(str(root),), mode="exact")).result().results
+        results = (
+            worker.run(ops.search(SearchRequest("walrus discount", roots=(str(root),), mode="exact"))).result().results
+        )
         return bool(results) and results[0].symbol_name == "apply_walrus_discount"
 
     assert wait_for(found)
     print(f"edit searchable after {time.monotonic() - saved:.2f}s")
     (root / "billing.py").unlink()
     assert wait_for(
-        lambda: not worker.search(SearchRequest("walrus discount", roots=(str(root),), mode="exact")).result().results
+        lambda: (
+            not worker.run(ops.search(SearchRequest("walrus discount", roots=(str(root),), mode="exact")))
+            .result()
+            .results
+        )
     )
     updates = [n for n in notices if n.operation == UPDATE]
     assert updates and all(n.roots == (str(root.resolve()),) for n in updates)
@@ -132,14 +139,14 @@ def test_a_branch_switch_of_1000_files_is_coalesced_and_fully_indexed(tmp_path, 
             all_seen.set()
 
     worker = worker_for(tmp_path / "index.db", on_change=indexed)
-    worker.index(root).result()
+    worker.run(ops.index(root)).result()
     worker.watch(root)  # the watches are in place when it returns
     git(root, "checkout", "-q", "other")
     assert all_seen.wait(WAIT_S * 4), runs
     assert all(not isinstance(r, BaseException) for r in runs), runs
     assert sum(r.files_changed for r in runs) == 1000  # each file re-indexed once
     assert len(runs) <= 10, f"{len(runs)} runs for one checkout: the burst was not coalesced"
-    hit = worker.search(SearchRequest("revised", roots=(str(root),), mode="exact", k=1)).result().results
+    hit = worker.run(ops.search(SearchRequest("revised", roots=(str(root),), mode="exact", k=1))).result().results
     assert hit and "revised" in hit[0].snippet
 
 

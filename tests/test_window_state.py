@@ -23,6 +23,7 @@ from desktop_app.store.postgres.connection import display_url  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
 from desktop_app.ui.progress_panel import PHASE_LABELS, progress_text  # noqa: E402
 from desktop_app.ui.quick_open import QuickOpen  # noqa: E402
+from desktop_app.worker import ops  # noqa: E402
 from desktop_app.worker.worker import EngineConfig  # noqa: E402
 
 from .test_gui import EMAIL_PACKAGE, drop, open_window, run, search, wait_preview  # noqa: E402
@@ -240,7 +241,7 @@ def test_a_first_index_run_tells_one_story_while_the_user_searches(qtbot, empty_
     assert not win.banner.isVisible(), win.banner.text()
     # The folder being indexed is never called "not indexed" (beside a coverage of its keywords).
     # Its counts are those of every file stage 1 wrote, not of the first few (it said "27 chunks · 2 files").
-    (summary,) = run(qtbot, win.bridge.scopes())
+    (summary,) = run(qtbot, win.bridge.run(ops.scopes()))
     counts = f"{summary.chunks:,} chunks · {summary.files:,} files"
     qtbot.waitUntil(lambda: win.engine_status.chunks.text() == counts, timeout=10_000)
     assert "not indexed" not in win.projects.currentText()

@@ -1,5 +1,5 @@
-"""The worker's named operations: reads may run inside an index run, writes never do, and every write ends
-with one change notice, sent before its future resolves."""
+"""The worker's named operations: reads run between an index run's steps, writes never do, and every write
+ends with one change notice, sent before its future resolves."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import threading
 import pytest
 
 from desktop_app.search.request import SearchRequest
+from desktop_app.worker import ops
 from desktop_app.worker.operations import Change, Read, Write
-from desktop_app.worker.worker import ScopeNotFound
+from desktop_app.worker.ops import ScopeNotFound
 
 
 @pytest.fixture
@@ -20,33 +21,34 @@ def project(tmp_path, mixed_root):
     return root.resolve()
 
 
-def test_a_write_waits_for_the_index_run_while_reads_are_answered_inside_it(
+def test_a_write_waits_for_the_index_run_while_reads_are_answered_between_its_steps(
     tmp_path, project, worker_for, embedding_gate
 ):
     notices = []
     worker = worker_for(tmp_path / "index.db", on_change=notices.append)
     gate = embedding_gate()
-    run = worker.index(project)
+    run = worker.run(ops.index(project))
     assert gate.waiting.wait(120)  # the run is inside its model stage: every file is written already
-    removal = worker.remove_scope(project)
-    # A read queued now is answered between the run's slices once the gate opens; the removal waits for
-    # the whole run, so the run never finds its scope deleted under it.
-    search = worker.search(SearchRequest("retry failed http requests", roots=(str(project),), mode="exact"))
-    gate.release()
+    removal = worker.run(ops.remove_scope(project))
+    # A read queued now is answered while the run waits for the model; the removal waits for the whole run, so
+    # the run never finds its scope deleted under it.
+    search = worker.run(ops.search(SearchRequest("retry failed http requests", roots=(str(project),), mode="exact")))
     assert search.result(timeout=120).results
+    assert not removal.done()
+    gate.release()
     stats = run.result(timeout=300)
     assert not stats.cancelled and stats.files_indexed > 0
     assert removal.result(timeout=60) >= 0
     assert [(n.operation, n.roots) for n in notices] == [("index", (str(project),)), ("remove scope", (str(project),))]
     assert notices[0].result is stats and notices[0].changes == Change.SCOPES | Change.CONTENT
-    assert worker.scopes().result() == []
+    assert worker.run(ops.scopes()).result() == []
 
 
 def test_a_failed_write_is_announced_with_its_error(tmp_path, worker_for):
     notices = []
     worker = worker_for(tmp_path / "index.db", on_change=notices.append)
     with pytest.raises(ScopeNotFound):
-        worker.remove_scope(tmp_path / "never-indexed").result(timeout=60)
+        worker.run(ops.remove_scope(tmp_path / "never-indexed")).result(timeout=60)
     assert len(notices) == 1 and isinstance(notices[0].result, ScopeNotFound)
 
 

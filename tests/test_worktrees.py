@@ -11,6 +11,7 @@ import apsw
 import pytest
 
 from desktop_app.search.request import SearchError, SearchFilters, SearchRequest
+from desktop_app.worker import ops
 
 from .gitrepo import commit_all, git, init_repo
 
@@ -39,12 +40,12 @@ def repo(tmp_path, mixed_root, index_copy, worker_for):
     commit_all(feature, "feature work")
     db = index_copy
     worker = worker_for(db)
-    main_stats = worker.index(main).result()
+    main_stats = worker.run(ops.index(main)).result()
     return main, feature, db, worker, main_stats
 
 
 def search(worker, root, query, **kw):
-    return worker.search(SearchRequest(query=query, roots=(str(root),), **kw)).result().results
+    return worker.run(ops.search(SearchRequest(query=query, roots=(str(root),), **kw))).result().results
 
 
 def test_main_index_lists_its_worktrees(repo):
@@ -55,7 +56,7 @@ def test_main_index_lists_its_worktrees(repo):
 
 def test_worktree_scope_embeds_only_what_changed(repo):
     main, feature, _, worker, main_stats = repo
-    stats = worker.index(feature).result()
+    stats = worker.run(ops.index(feature)).result()
     assert stats.scope_type == "worktree" and stats.parent_scope_id == main_stats.scope_id
     assert stats.files_copied == main_stats.files_indexed - 2  # all but the edited and the deleted file
     assert stats.files_changed == 2  # cache.py edited, ledger.py added
@@ -66,7 +67,7 @@ def test_worktree_scope_embeds_only_what_changed(repo):
 @pytest.mark.parametrize("mode", ["hybrid", "semantic", "exact"])
 def test_worktree_and_main_are_isolated(repo, mode):
     main, feature, _, worker, _ = repo
-    worker.index(feature).result()
+    worker.run(ops.index(feature)).result()
     in_feature = search(worker, feature, "reconcile ledger entries debit credit", mode=mode, k=20)
     in_main = search(worker, main, "reconcile ledger entries debit credit", mode=mode, k=20)
     assert in_feature[0].path == "src/ledger.py"
@@ -84,7 +85,7 @@ def test_worktree_and_main_are_isolated(repo, mode):
 
 def test_changed_filter_returns_only_the_branch_work(repo):
     main, feature, _, worker, _ = repo
-    worker.index(feature).result()
+    worker.run(ops.index(feature)).result()
     results = search(worker, feature, "function", k=20, filters=SearchFilters(changed_only=True))
     assert results and {r.path for r in results} <= {"src/cache.py", "src/ledger.py"}
     with pytest.raises(SearchError, match="not a worktree scope"):
@@ -93,7 +94,7 @@ def test_changed_filter_returns_only_the_branch_work(repo):
 
 def test_removing_a_worktree_scope_collects_its_chunks(repo):
     main, feature, db, worker, _ = repo
-    worker.index(feature).result()
+    worker.run(ops.index(feature)).result()
 
     def chunk_hashes():
         conn = apsw.Connection(str(db))
@@ -103,7 +104,7 @@ def test_removing_a_worktree_scope_collects_its_chunks(repo):
             conn.close()
 
     assert any("reconcile_ledger_entries" in t for t in chunk_hashes())
-    collected = worker.remove_scope(feature).result()
+    collected = worker.run(ops.remove_scope(feature)).result()
     assert collected >= 2
     texts = chunk_hashes()
     assert not any("reconcile_ledger_entries" in t for t in texts)
@@ -113,7 +114,7 @@ def test_removing_a_worktree_scope_collects_its_chunks(repo):
 
 def test_cli_lists_worktrees_and_flags_ones_git_forgot(repo):
     main, feature, db, worker, _ = repo
-    worker.index(feature).result()
+    worker.run(ops.index(feature)).result()
     worker.close()
 
     def scopes():

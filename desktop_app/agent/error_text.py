@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..search.request import SearchError, SearchRemedy
 from ..store.errors import Remedy, StoreError
-from ..worker.worker import ScopeNotFound
+from ..worker.ops import ScopeNotFound
 
 _STORE_REMEDIES = {
     Remedy.UPGRADE: "the user needs a newer Quarry",

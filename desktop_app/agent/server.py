@@ -24,6 +24,7 @@ from pydantic import Field  # noqa: E402
 
 from ..logs import log_dir  # noqa: E402
 from ..search.request import MODES  # noqa: E402
+from ..worker import ops  # noqa: E402
 from ..worker.worker import Worker  # noqa: E402
 from .tools import LOAD_WAIT_S, MAX_K, AgentTools, ToolFailure  # noqa: E402
 
@@ -174,8 +175,8 @@ def serve(worker: Worker, cwd: Path, load_wait_s: float = LOAD_WAIT_S) -> None:
     """Serve until the client closes stdin; the default folder is watched for changes from the start. The
     model and the vectors load while the client starts; a search by meaning waits up to `load_wait_s` for
     them."""
-    scope = worker.scope_containing(cwd).result()  # before the load: that holds the worker's thread a while
-    tools = AgentTools(worker, cwd, worker.warm_up(), load_wait_s)
+    scope = worker.run(ops.scope_containing(cwd)).result()  # before the load, which holds the worker a while
+    tools = AgentTools(worker, cwd, worker.run(ops.warm_up()), load_wait_s)
     if scope is not None:
         tools.follow(scope.root)
     build_server(tools).run("stdio")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Awaitable
 from concurrent.futures import Future
 from datetime import datetime, timezone
 from functools import partial
@@ -26,8 +25,8 @@ from ..search.request import MODES, SearchError, SearchFilters, SearchRequest, T
 from ..search.results import SearchResult
 from ..store.errors import StoreError
 from ..store.rows import Hit, Scope
-from ..worker.operations import Read
-from ..worker.worker import Engine, IndexHandle, Worker
+from ..worker import ops
+from ..worker.worker import Worker
 from .error_text import explain
 
 T = TypeVar("T")
@@ -63,7 +62,7 @@ class _Run:
     def __init__(self, worker: Worker, folder: Path) -> None:
         self.progress: Progress | None = None
         self.ended_at: float | None = None
-        self.handle: IndexHandle = worker.index(folder, self.report)
+        self.future: Future[IndexStats] = worker.run(ops.index(folder, self.report))
         self.future.add_done_callback(self._ended)
 
     def report(self, progress: Progress) -> None:  # on the worker's thread
@@ -71,10 +70,6 @@ class _Run:
 
     def _ended(self, _future: Future) -> None:  # on the worker's thread
         self.ended_at = self.ended_at or time.time()
-
-    @property
-    def future(self) -> Future:
-        return self.handle.future
 
 
 class AgentTools:
@@ -139,7 +134,7 @@ class AgentTools:
         await self._follow_soon(scope.root)
         if mode in ("hybrid", "semantic"):
             await self._vectors_loaded()
-        response = await self._await(self.worker.search(request))
+        response = await self._await(self.worker.run(ops.search(request)))
         out: dict[str, Any] = {
             "root": scope.root,
             "mode": response.effective_mode,
@@ -184,7 +179,7 @@ class AgentTools:
         scope, _ = await self._scope(root)
         await self._follow_soon(scope.root)
         hits = await self._await(
-            self.worker.definitions(scope, name, (kind.strip().lower(),) if kind else (), MAX_DEFINITIONS)
+            self.worker.run(ops.definitions(scope, name, (kind.strip().lower(),) if kind else (), MAX_DEFINITIONS))
         )
         return {
             "root": scope.root,
@@ -199,14 +194,14 @@ class AgentTools:
             raise ToolFailure(f"lines {start_line}-{end_line} are not a span: need 1 <= start_line <= end_line")
         base = None  # a relative path is read from the indexed folder holding the working folder
         if not (path.startswith("~") or Path(path).is_absolute()):
-            default = await self._await(self.worker.scope_containing(self.cwd))
+            default = await self._await(self.worker.run(ops.scope_containing(self.cwd)))
             base = Path(default.root) if default else self.cwd
         resolved = self._path(path, "path", base)
-        scope = await self._await(self.worker.scope_containing(resolved))
+        scope = await self._await(self.worker.run(ops.scope_containing(resolved)))
         if scope is None:
             raise ToolFailure(f"{path} is outside every indexed folder; only indexed files can be read")
         relative = resolved.relative_to(scope.root).as_posix()
-        state = await self._read(lambda e: e.store.file_row(scope.id, relative))
+        state = await self._await(self.worker.run(ops.file_row(scope, relative)))
         if state is None or state.status != "indexed":
             raise ToolFailure(
                 f"{relative} is not an indexed file of {scope.root} (ignored, skipped or new); "
@@ -234,17 +229,8 @@ class AgentTools:
 
     async def index_status(self, root: str | None = None) -> dict[str, Any]:
         scope, _ = await self._scope(root)
-
-        def job(engine: Engine) -> tuple[tuple[int, int, int], Any, dict, str | None, bool]:
-            return (
-                engine.store.scope_counts(scope.id),
-                engine.searcher.coverage([scope.id]),
-                engine.store.file_states(scope.id),
-                engine.embedder.model_id if engine.embedder else None,
-                scope.root in engine.indexing_roots,
-            )
-
-        counts, coverage, states, model, indexing = await self._read(job)
+        report = await self._await(self.worker.run(ops.scope_report(scope)))
+        counts, coverage, states, model, indexing = report
         stale, missing = await asyncio.to_thread(_stale_files, Path(scope.root), states)
         files, chunks, size = counts
         run = self._runs.get(scope.root)
@@ -345,7 +331,7 @@ class AgentTools:
         folder = self._path(root, "root") if root else self.cwd
         if root and not os.path.exists(folder):
             raise ToolFailure(f"root {root} does not exist")
-        scope = await self._await(self.worker.scope_containing(folder))
+        scope = await self._await(self.worker.run(ops.scope_containing(folder)))
         if scope is None:
             where = f"root {root}" if root else f"the working folder {self.cwd}"
             if self.chosen is not None and folder.is_relative_to(self.chosen):
@@ -375,7 +361,7 @@ class AgentTools:
         inside it is indexed as part of it: indexed on its own, it would be walked without the ignore files
         above it, and a gitignored `secrets/` or `node_modules/` the user's index passes over would become
         readable."""
-        scope = await self._await(self.worker.scope_containing(folder))
+        scope = await self._await(self.worker.run(ops.scope_containing(folder)))
         if scope is not None:
             return Path(scope.root)
         if self.chosen is not None and folder.is_relative_to(self.chosen):
@@ -385,9 +371,6 @@ class AgentTools:
     def _reindexable(self) -> str:
         inside = "an indexed folder or a folder inside one (indexed as part of it)"
         return f"the server's folder {self.chosen}, a folder inside it or {inside}" if self.chosen else inside
-
-    def _read(self, job: Any) -> Awaitable[Any]:
-        return self._await(self.worker.run(Read("agent status", job, urgent=True)))
 
     async def _await(self, future: Any) -> Any:
         try:

@@ -1,9 +1,11 @@
 """The async seam between the UI thread and the engine's worker thread.
 
-Every call returns an awaitable wrapping the worker's concurrent future on the running (qasync)
-loop, so the UI awaits results without blocking. Progress and change notices are emitted on the
-worker's threads and relayed through queued connections, so `progressed` and `changed` listeners
-always run on the UI thread; a write's notice arrives before its awaitable completes.
+The window runs every engine operation (worker/ops.py) with `await bridge.run(op)`: an awaitable wrapping
+the worker's concurrent future on the running (qasync) loop, so the UI awaits results without blocking. The
+bridge itself only starts, restarts and stops the worker, follows long writes and relays their signals.
+Progress and change notices are emitted on the worker's threads and relayed through queued connections, so
+`progressed` and `changed` listeners always run on the UI thread; a write's notice arrives before its
+awaitable completes.
 """
 
 from __future__ import annotations
@@ -13,17 +15,17 @@ import contextlib
 from collections.abc import Coroutine
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
-from ..indexing.indexer import IndexStats
 from ..indexing.progress import Progress
-from ..search.request import SearchRequest
-from ..search.results import SearchResponse
-from ..store.rows import FileState, HistoryEntry, Hit, Scope, ScopeSummary
-from ..worker.dropped_paths import DroppedPath
-from ..worker.worker import EngineConfig, IndexHandle, Worker
+from ..worker import ops
+from ..worker.engine import EngineConfig
+from ..worker.operations import Read, Write
+from ..worker.worker import Worker
+
+T = TypeVar("T")
 
 
 class EngineNotStarted(RuntimeError):
@@ -44,8 +46,8 @@ class EngineBridge(QObject):
         super().__init__(parent)
         self._worker: Worker | None = None
         self._config: EngineConfig | None = None
-        # Index runs and re-embeds queued or running: (the folder, or None for a re-embed, and the handle).
-        self._indexes: dict[int, tuple[str | None, IndexHandle]] = {}
+        # Index runs and re-embeds queued or running (long writes), by id.
+        self._indexes: dict[int, Write] = {}
         self._starting: asyncio.Future | None = None  # the worker being started, awaited by early jobs
         self._progress_from_worker.connect(self._relay_progress, Qt.ConnectionType.QueuedConnection)
         self._change_from_worker.connect(self.changed, Qt.ConnectionType.QueuedConnection)
@@ -60,8 +62,8 @@ class EngineBridge(QObject):
 
     @property
     def indexing_roots(self) -> set[str]:
-        """Roots (as passed to `index`) of the index jobs queued or running."""
-        return {root for root, _ in self._indexes.values() if root is not None}
+        """The folders (resolved) of the index runs queued or running."""
+        return {root for write in self._indexes.values() for root in write.roots}
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -74,7 +76,8 @@ class EngineBridge(QObject):
         await self._starting
         self._worker, self._config = worker, config
         if worker.needs_reembed:
-            asyncio.ensure_future(self._follow(None, worker.reembed(self._progress_from_worker.emit)))
+            reembed = ops.reembed(self.report_progress)
+            asyncio.ensure_future(self._follow(reembed, worker.run(reembed)))
 
     async def restart(self, config: EngineConfig) -> None:
         """Stop the current worker (cancelling any index run) and start one with `config`."""
@@ -94,10 +97,20 @@ class EngineBridge(QObject):
         worker, self._worker = self._worker, None
         return worker
 
-    # --- jobs -----------------------------------------------------------------------------------
+    # --- operations -----------------------------------------------------------------------------
 
-    async def search(self, request: SearchRequest) -> SearchResponse:
-        return await self._await((await self._ready()).search(request))
+    async def run(self, operation: Read[T] | Write[T]) -> T:
+        """Run an engine operation (worker/ops.py) on the worker's thread and await its answer. A long write (an
+        index run, a re-embed) counts as running for `indexing` and `cancel_index` from now until it ends."""
+        future = (await self._ready()).run(operation)
+        if isinstance(operation, Write) and operation.stop is not None:
+            return await self._follow(operation, future)
+        return await self._await(future)
+
+    def report_progress(self, progress: Progress) -> None:
+        """The progress sink to give a long write (ops.index, ops.reembed): called on the worker's thread, it
+        arrives on `progressed` on the UI thread."""
+        self._progress_from_worker.emit(progress)
 
     async def watch(self, root: Path | str) -> None:
         """Keep `root`'s index in step with its files while the engine runs; each update arrives on `changed`.
@@ -105,25 +118,20 @@ class EngineBridge(QObject):
         worker = await self._ready()
         await asyncio.get_running_loop().run_in_executor(None, worker.watch, root)
 
-    async def index(self, root: Path | str) -> IndexStats:
-        """Index (or incrementally re-index) `root`; progress arrives on `progressed`."""
-        handle = (await self._ready()).index(root, self._progress_from_worker.emit)
-        return await self._follow(str(root), handle)
-
-    def _follow(self, root: str | None, handle: IndexHandle) -> Coroutine[Any, Any, Any]:
+    def _follow(self, write: Write, future: Future) -> Coroutine[Any, Any, Any]:
         """Count a long write as running (for `indexing` and `cancel_index`) from now until it ends: before
         its first progress report can arrive, so none is taken for a late one."""
-        key = id(handle)
-        self._indexes[key] = (root, handle)
+        key = id(write)
+        self._indexes[key] = write
         if len(self._indexes) == 1:
             self.indexing_changed.emit(True)
-        return self._until_done(key, handle)
+        return self._until_done(key, write, future)
 
-    async def _until_done(self, key: int, handle: IndexHandle) -> Any:
+    async def _until_done(self, key: int, write: Write, future: Future) -> Any:
         try:
-            return await self._await(handle.future)
+            return await self._await(future)
         except asyncio.CancelledError:
-            handle.cancel()  # nobody is waiting for this run any more (the window closed)
+            write.cancel()  # nobody is waiting for this run any more (the window closed)
             raise
         finally:
             del self._indexes[key]
@@ -131,43 +139,9 @@ class EngineBridge(QObject):
                 self.indexing_changed.emit(False)
 
     def cancel_index(self) -> None:
-        """Ask every queued or running index run and re-embed to stop at its next batch boundary."""
-        for _, handle in list(self._indexes.values()):
-            handle.cancel()
-
-    async def scopes(self) -> list[ScopeSummary]:
-        return await self._await((await self._ready()).scopes())
-
-    async def read_lines(
-        self, path: Path | str, sha256: str, start_line: int, end_line: int, context: int
-    ) -> tuple[int, int, str, str] | None:
-        return await self._await((await self._ready()).read_lines(path, sha256, start_line, end_line, context))
-
-    async def remove_scope(self, root: Path | str) -> int:
-        """Remove an indexed folder from the index; its change notice follows on `changed`."""
-        return await self._await((await self._ready()).remove_scope(root))
-
-    async def find_files(self, scope: Scope, query: str) -> list[FileState]:
-        return await self._await((await self._ready()).find_files(scope, query))
-
-    async def languages(self, scope: Scope) -> list[tuple[str, int]]:
-        return await self._await((await self._ready()).languages(scope))
-
-    async def find_symbols(self, scope: Scope, query: str) -> list[Hit]:
-        return await self._await((await self._ready()).find_symbols(scope, query))
-
-    async def history(self, limit: int = 50) -> list[HistoryEntry]:
-        """The most recent searches recorded (Enter in the window, every CLI search), newest first."""
-        return await self._await((await self._ready()).history(limit))
-
-    async def inspect_path(self, path: Path | str) -> DroppedPath:
-        return await self._await((await self._ready()).inspect_path(path))
-
-    async def load_model(self) -> tuple[str, str]:
-        """Load the embedding model and the index's vectors now, so the first search does not wait for
-        them; (model id, provider). Raises ModelError when there is no usable model (searches then fall
-        back to exact matching)."""
-        return await self._await((await self._ready()).warm_up())
+        """Ask every queued or running index run and re-embed to stop at its next step."""
+        for write in list(self._indexes.values()):
+            write.cancel()
 
     # --- plumbing -------------------------------------------------------------------------------
 

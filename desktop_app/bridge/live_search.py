@@ -8,6 +8,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..search.request import SearchRequest
 from ..search.results import SearchResponse
+from ..worker import ops
 from .engine_bridge import EngineBridge
 
 DEBOUNCE_MS = 150
@@ -82,7 +83,7 @@ class LiveSearch(QObject):
             return None
         self.started.emit(seq)
         try:
-            response = await self._bridge.search(request)
+            response = await self._bridge.run(ops.search(request))
         except Exception as exc:  # reported for the window to word, never left to kill it
             error: Exception = exc
         else:

@@ -6,14 +6,14 @@ Stage 2 gives every chunk a vector of the fast static model; stage 3 one of the 
 which searches prefer chunk by chunk as it lands (see vector_fill.py for the order).
 
 Reading and chunking run on a helper thread one batch ahead of the writes; the models run on
-their own thread so the calling (worker) thread can serve searches while it waits (`idle`).
+their own thread. An index run is a sequence of steps (steps.py): it yields after each batch it
+writes and while it waits for those threads, so the worker serves searches meanwhile.
 Each batch is written in one transaction, so an interrupted run keeps every finished file and
 vector, and the next run carries on from there.
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -33,6 +33,7 @@ from .path_text import as_latin1, first_non_utf8_name, is_utf8, shown
 from .progress import STAGES, Progress, ProgressReporter
 from .source_reader import UNREADABLE, VANISHED, SkipFile, read_source
 from .step_times import StepTimes
+from .steps import Handoff, Steps, Wait, run_to_end
 from .vector_fill import VectorFiller, WantedChunks, record_model
 
 # Room in the model's window for the document header (path, symbol line) and special tokens.
@@ -126,7 +127,6 @@ class Indexer:
         store: Store,
         embedder: TextEmbedder,
         options: IndexOptions | None = None,
-        idle: Callable[[], None] | None = None,
         fast: TextEmbedder | None = None,
         wanted: WantedChunks | None = None,
     ):
@@ -138,7 +138,6 @@ class Indexer:
         self.fast = fast if fast is not None and fast.model_id != embedder.model_id else None
         self.options = options or IndexOptions()
         self.wanted = wanted or WantedChunks()
-        self._idle = idle or (lambda: None)
         self._parent_id: str | None = None
         self._parent_states: dict[str, FileState] = {}
         self._recut = False  # the scope's files were cut by another chunker version: cut them all again
@@ -157,6 +156,16 @@ class Indexer:
         should_stop: Callable[[], bool] | None = None,
         add: bool = True,
     ) -> IndexStats:
+        """Index the folder at `root` here and now (see index_steps)."""
+        return run_to_end(self.index_steps(root, progress, should_stop, add))
+
+    def index_steps(
+        self,
+        root: Path | str,
+        progress: Callable[[Progress], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        add: bool = True,
+    ) -> Steps[IndexStats]:
         """Index the folder at `root`, adding it to the index unless `add` is False (a watched folder's update:
         a folder removed from the index since is not added back). Raises ScopeRemoved when the folder is not in
         the index by the end of the run (another window or command removed it): the removal wins."""
@@ -240,10 +249,10 @@ class Indexer:
         stats.files_skipped = sum(stats.skipped.values())
         reporter.update(phase="started", files_total=len(todo), bytes_total=sum(c.size for c in todo))
 
-        cancelled = self._run_batches(scope.id, todo, states, stats, reporter, stop)
+        cancelled = yield from self._run_batches(scope.id, todo, states, stats, reporter, stop)
         if not cancelled:
             self._after_stage(stats, reporter, started)
-            cancelled = not self._fill_vectors(stats, reporter, started, stop)
+            cancelled = not (yield from self._fill_vectors(stats, reporter, started, stop))
         return self._finish(stats, reporter, started, cancelled=cancelled)
 
     def _after_stage(self, stats: IndexStats, reporter: ProgressReporter, started: float) -> None:
@@ -251,7 +260,9 @@ class Indexer:
         self.store.collect_garbage()
         stats.stages[reporter.current.stage] = round(time.monotonic() - started, 3)
 
-    def _fill_vectors(self, stats: IndexStats, reporter: ProgressReporter, started: float, stop) -> bool:
+    def _fill_vectors(
+        self, stats: IndexStats, reporter: ProgressReporter, started: float, stop: Callable[[], bool]
+    ) -> Steps[bool]:
         """Stages 2 and 3 over every chunk in the store lacking their vectors; False when stopped."""
         last = STAGES.index(self.options.until)
         # Stage 2 is the fast model's vectors alone. Stage 3 starts with the configured model's vectors of the
@@ -267,9 +278,9 @@ class Indexer:
             if model is None or STAGES.index(stage) > last:
                 continue
             label = "names" if names_only else stage
-            filler = VectorFiller(self.store, model, self._idle, self.wanted, names_only, self._times, label)
+            filler = VectorFiller(self.store, model, self.wanted, names_only, self._times, label)
             try:
-                result = filler.fill(reporter, stop, stage)
+                result = yield from filler.fill(reporter, stop, stage)
             finally:
                 filler.close()
             if names_only:
@@ -339,52 +350,39 @@ class Indexer:
         stats: IndexStats,
         reporter: ProgressReporter,
         stop: Callable[[], bool],
-    ) -> bool:
+    ) -> Steps[bool]:
         """Stage 1: write every prepared batch; True when stopped before the end."""
-        batches: queue.Queue = queue.Queue(maxsize=2)
-        halt = threading.Event()
+        handoff: Handoff[list[_Prepared] | None] = Handoff(ahead=2)
         prep = threading.Thread(
-            target=self._prepare_batches, args=(todo, states, batches, halt), name="quarry-prepare", daemon=True
+            target=self._prepare_batches, args=(todo, states, handoff), name="quarry-prepare", daemon=True
         )
         prep.start()
         try:
             while True:
-                batch = self._next_batch(batches, reporter)
-                if isinstance(batch, BaseException):
-                    raise batch
-                if batch is None:
-                    return False
+                next_batch = handoff.take()
+                if not next_batch.done():
+                    yield Wait(next_batch, reporter.tick)
                 if stop():
                     return True
+                batch = next_batch.result()  # raises what preparing it raised
+                if batch is None:
+                    return False
                 self._write(scope_id, batch, stats, reporter)
-                self._idle()  # a search typed meanwhile sees this batch at once
+                yield None  # a search typed meanwhile sees this batch at once
         finally:
-            halt.set()
-            while prep.is_alive():
-                try:
-                    batches.get_nowait()
-                except queue.Empty:
-                    prep.join(0.05)
-
-    def _next_batch(self, batches: queue.Queue, reporter: ProgressReporter):
-        while True:
-            try:
-                return batches.get(timeout=0.05)
-            except queue.Empty:
-                self._idle()
-                reporter.tick()
+            handoff.close()
+            prep.join()  # it stops after the file it is reading
 
     def _prepare_batches(
-        self, todo: list[Candidate], states: dict[str, FileState], out: queue.Queue, halt: threading.Event
+        self, todo: list[Candidate], states: dict[str, FileState], handoff: Handoff[list[_Prepared] | None]
     ) -> None:
         try:
-            for batch in self._batches(todo, states, halt):
-                out.put(batch)
-                if halt.is_set():
+            for batch in self._batches(todo, states, handoff.closed):
+                if not handoff.put(batch):
                     return
-            out.put(None)
+            handoff.put(None)
         except BaseException as exc:  # handed to the consuming thread, which re-raises it
-            out.put(exc)
+            handoff.fail(exc)
 
     def _batches(
         self, todo: list[Candidate], states: dict[str, FileState], halt: threading.Event

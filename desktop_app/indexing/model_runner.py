@@ -1,21 +1,21 @@
 """Running the embedding model off the worker thread, in slices.
 
-The model runs on a thread of its own (ONNX Runtime releases the GIL) while the worker thread
-waits; while it waits it calls `idle` to serve searches, and between slices it checks for a
-cancel. A slice is bounded in padded tokens so neither a search nor a cancel waits long.
+The model runs on a thread of its own (ONNX Runtime releases the GIL) while the worker thread waits
+for each slice as a step (steps.py), serving searches meanwhile, and between slices it checks for a
+cancel. A slice is bounded in padded tokens so a cancel does not wait long.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..embedding.text_embedder import TextEmbedder
 from .step_times import StepTimes
+from .steps import Steps, Wait
 
 SLICE_TOKENS = 4096
 
@@ -24,13 +24,11 @@ class ModelRunner:
     def __init__(
         self,
         embedder: TextEmbedder,
-        idle: Callable[[], None] | None = None,
         times: StepTimes | None = None,
         step: str = "embed",
     ):
         """`times` gets the model's seconds as `step`."""
         self.embedder = embedder
-        self._idle = idle or (lambda: None)
         self._times = times or StepTimes()
         self._step = step
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quarry-model")
@@ -58,32 +56,28 @@ class ModelRunner:
         stop: Callable[[], bool],
         tick: Callable[[], None] = lambda: None,
         done: Callable[[int], None] = lambda texts: None,
-    ) -> np.ndarray | None:
-        """Wait for submitted vectors, serving `idle` meanwhile and telling `done` how many texts have their
-        vectors after each slice (a batch takes seconds on a slow machine: progress moves within it); None
-        (and the rest dropped) when stopped."""
+    ) -> Steps[np.ndarray | None]:
+        """Wait for submitted vectors, slice by slice, telling `done` how many texts have their vectors after
+        each slice (a batch takes seconds on a slow machine: progress moves within it); None (and the rest
+        dropped) when stopped."""
         out = np.zeros((pending.count, pending.dims), dtype=np.float32)
         finished = 0
         for part, future in pending.slices:
+            if not future.done():
+                yield Wait(future, tick)
             if stop():
                 pending.cancel()
                 return None
-            while True:
-                try:
-                    out[part] = future.result(timeout=0.05)
-                    break
-                except FutureTimeout:
-                    self._idle()
-                    tick()
+            out[part] = future.result()
             finished += len(part)
             done(finished)
         return out
 
     def embed(
         self, texts: list[str], tokens: list[int], stop: Callable[[], bool], tick: Callable[[], None] = lambda: None
-    ) -> np.ndarray | None:
+    ) -> Steps[np.ndarray | None]:
         """Vectors for `texts` (token counts in `tokens`), or None when stopped first."""
-        return self.collect(self.submit(texts, tokens), stop, tick)
+        return (yield from self.collect(self.submit(texts, tokens), stop, tick))
 
 
 @dataclass

@@ -14,6 +14,7 @@ from ..embedding.text_embedder import TextEmbedder
 from ..store.protocols import Store
 from .documents import outline_text
 from .model_runner import ModelRunner
+from .steps import Steps
 
 BATCH = 256  # files per write transaction
 # Files asked of the store at a time: each ask ranks every file lacking an outline, so not once per batch.
@@ -27,7 +28,7 @@ def fill_outlines(
     stop: Callable[[], bool],
     tick: Callable[[], None] = lambda: None,
     progress: Callable[[int, int], None] = lambda done, total: None,
-) -> bool:
+) -> Steps[bool]:
     """Give every indexed file an outline vector of `embedder`'s model, telling `progress` (files done, files
     to do) after each batch; False when stopped first."""
     model = embedder.model_id
@@ -47,7 +48,7 @@ def fill_outlines(
             batch = sources[start : start + BATCH]
             texts = [outline_text(s.path, s.names) for s in batch]
             tokens = [min(t, embedder.max_tokens) for t in embedder.count_tokens(texts)]
-            vectors = runner.embed(texts, tokens, stop, tick)
+            vectors = yield from runner.embed(texts, tokens, stop, tick)
             if vectors is None:
                 return False
             store.add_outlines(model, list(zip(batch, vectors, strict=True)))

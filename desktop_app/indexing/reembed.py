@@ -13,26 +13,26 @@ from ..embedding.static_model import STATIC_MODEL_ID
 from ..embedding.text_embedder import TextEmbedder
 from ..store.protocols import Store
 from .progress import Progress, ProgressReporter
+from .steps import Steps
 from .vector_fill import VectorFiller, WantedChunks
 
 
 def reembed(
     store: Store,
     embedder: TextEmbedder,
-    idle: Callable[[], None] | None = None,
     progress: Callable[[Progress], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     wanted: WantedChunks | None = None,
-) -> bool:
+) -> Steps[bool]:
     """Give every chunk a vector of `embedder`'s model, then activate it; False when stopped first."""
     stop = should_stop or (lambda: False)
     embedder.load()  # a model that cannot run fails here, before anything is reported or recorded
     reporter = ProgressReporter(progress, embedder.model_id, task="reembed")
     reporter.update(phase="started", stage="full")  # a re-embed is stage 3 over every chunk again
-    filler = VectorFiller(store, embedder, idle, wanted)
+    filler = VectorFiller(store, embedder, wanted)
     try:
         reporter.update(phase="in_progress")
-        if not filler.fill(reporter, stop, "full").finished or stop():
+        if not (yield from filler.fill(reporter, stop, "full")).finished or stop():
             reporter.update(phase="cancelled")
             return False
     finally:

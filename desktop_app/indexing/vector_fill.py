@@ -4,7 +4,7 @@ outline_fill.py). With `names_only`, only the vectors of the chunks' symbol name
 (short texts, so a fraction of the cost): the first thing stage 2 asks of the contextual model.
 
 Chunks go to the model in priority order: those a search or the preview asked for (`wanted`, fed
-by the worker between batches), then those of the most recently modified files, then the rest.
+by the searches the worker runs between steps), then those of the most recently modified files, then the rest.
 Each batch's vectors are written in one transaction as soon as they are ready, so an interrupted
 fill keeps every finished batch and a huge file's chunks are searchable by meaning piece by piece.
 One batch is with the model while the previous one is written.
@@ -12,7 +12,6 @@ One batch is with the model while the previous one is written.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -24,6 +23,7 @@ from .model_runner import ModelRunner, PendingVectors
 from .outline_fill import fill_outlines
 from .progress import ProgressReporter
 from .step_times import StepTimes
+from .steps import Steps, pause
 
 # Chunks per batch (one write transaction each). Big enough that sorting a batch by length keeps padding
 # low: stage 3's throughput against the raw model's on 845 stdlib chunks was 0.82 at 128 and 0.97 at 512
@@ -89,7 +89,6 @@ class VectorFiller:
         self,
         store: Store,
         embedder: TextEmbedder,
-        idle: Callable[[], None] | None = None,
         wanted: WantedChunks | None = None,
         names_only: bool = False,
         times: StepTimes | None = None,
@@ -100,27 +99,26 @@ class VectorFiller:
         self.embedder = embedder
         self.wanted = wanted or WantedChunks()
         self.names_only = names_only
-        self._idle = idle or (lambda: None)
         self._times = times or StepTimes()
         self._step = step
-        self._runner = ModelRunner(embedder, idle, self._times, f"{step}_embed")
+        self._runner = ModelRunner(embedder, self._times, f"{step}_embed")
         self._named: set[ChunkId] = set()  # chunks whose name vector exists already (not embedded again)
 
     def close(self) -> None:
         self._runner.close()
 
-    def fill(self, reporter: ProgressReporter, stop: Callable[[], bool], stage: str = "full") -> FillResult:
+    def fill(self, reporter: ProgressReporter, stop: Callable[[], bool], stage: str = "full") -> Steps[FillResult]:
         """Fill in the vectors, reporting them as `stage` (one report once the count to do is known), then
         (for a contextual model's chunk vectors) the files' outline vectors.
 
         On a shared store other indexers may be filling in the same model: each batch is claimed first
         (Store.claim_chunks), so a chunk another indexer is embedding is left to it, and at the end this one
         waits for the chunks others still hold, taking over those whose claims run out (a killed indexer's)."""
-        result = self._fill_chunks(reporter, stop, stage)
+        result = yield from self._fill_chunks(reporter, stop, stage)
         if reporter.current.awaiting is not None:
             reporter.update(awaiting=None)  # the wait is over, however the fill ended
         if result.finished and not self.names_only and not self.embedder.static:
-            result.finished = fill_outlines(
+            result.finished = yield from fill_outlines(
                 self.store,
                 self.embedder,
                 self._runner,
@@ -130,7 +128,7 @@ class VectorFiller:
             )
         return result
 
-    def _fill_chunks(self, reporter: ProgressReporter, stop: Callable[[], bool], stage: str) -> FillResult:
+    def _fill_chunks(self, reporter: ProgressReporter, stop: Callable[[], bool], stage: str) -> Steps[FillResult]:
         record_model(self.store, self.embedder)
         model = self.embedder.model_id
         order = self.store.chunks_without_vectors(model, names=self.names_only)
@@ -150,7 +148,7 @@ class VectorFiller:
         idle_passes = 0
         while True:
             before = result.embedded
-            if not self._fill_pass(order, result, reporter, stop):
+            if not (yield from self._fill_pass(order, result, reporter, stop)):
                 return result
             order = self.store.chunks_without_vectors(model, names=self.names_only)
             if not order:
@@ -160,7 +158,8 @@ class VectorFiller:
             if others is not None:
                 idle_passes = 0
                 reporter.update(awaiting=others)  # a silent wait of minutes looked like a hang
-                if not self._wait(stop):  # others hold what is left: wait for it, or for their leases to run out
+                yield pause(OTHERS_POLL_S)  # others hold what is left: wait for it, or for their leases to run out
+                if stop():
                     return result
             elif result.embedded == before:
                 # Nothing could be claimed, yet nobody holds a claim now: a killed indexer's leases ran out between
@@ -174,7 +173,7 @@ class VectorFiller:
 
     def _fill_pass(
         self, order: list[ChunkId], result: FillResult, reporter: ProgressReporter, stop: Callable[[], bool]
-    ) -> bool:
+    ) -> Steps[bool]:
         """Embed the chunks of `order` this indexer can claim, wanted ones first; False when stopped."""
         pending = set(order)
         position = 0
@@ -193,23 +192,13 @@ class VectorFiller:
             if ids and reporter.current.awaiting is not None:
                 reporter.update(awaiting=None)  # claims ran out or were let go: this one embeds them now
             started = self._start(ids) if ids else None
-            if in_flight is not None and (stop() or not self._finish(in_flight, result, reporter, stop)):
+            if in_flight is not None and (stop() or not (yield from self._finish(in_flight, result, reporter, stop))):
                 if started is not None:
                     started.vectors.cancel()
                 return False
             if started is None:
                 return not stop()
             in_flight = started
-
-    def _wait(self, stop: Callable[[], bool]) -> bool:
-        """OTHERS_POLL_S of waiting, answering searches meanwhile; False when stopped."""
-        deadline = time.monotonic() + OTHERS_POLL_S
-        while time.monotonic() < deadline:
-            if stop():
-                return False
-            self._idle()
-            time.sleep(0.05)
-        return True
 
     def _start(self, ids: list[ChunkId]) -> _Batch:
         # A chunk may have been collected (its file deleted) since the order was read: skip it.
@@ -229,13 +218,15 @@ class VectorFiller:
         named = [n is not None for n in names]
         return _Batch(chunks, not self.names_only, named, sum(min(t + 2, limit) for t in tokens), vectors)
 
-    def _finish(self, batch: _Batch, result: FillResult, reporter: ProgressReporter, stop: Callable[[], bool]) -> bool:
+    def _finish(
+        self, batch: _Batch, result: FillResult, reporter: ProgressReporter, stop: Callable[[], bool]
+    ) -> Steps[bool]:
         count = len(batch.chunks)
 
         def done(texts: int) -> None:  # a chunk's share of the texts done so far; written at the batch's end
             reporter.update(chunks_embedded=result.embedded + count * texts // max(1, batch.vectors.count))
 
-        vectors = self._runner.collect(batch.vectors, stop, reporter.tick, done)
+        vectors = yield from self._runner.collect(batch.vectors, stop, reporter.tick, done)
         if vectors is None:
             reporter.update(chunks_embedded=result.embedded)  # what was written, not what was under way
             return False
@@ -253,4 +244,5 @@ class VectorFiller:
         result.embedded += count
         result.tokens += batch.tokens
         reporter.update(chunks_embedded=result.embedded, tokens_embedded=result.tokens)
+        yield None  # a batch is written: a search waiting meanwhile runs now and finds its vectors
         return True

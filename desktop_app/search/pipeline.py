@@ -8,14 +8,14 @@ from collections.abc import Callable, Collection, Hashable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..embedding.static_model import STATIC_MODEL_ID
 from ..embedding.text_embedder import TextEmbedder
-from ..indexing.vector_fill import WantedChunks
 from ..store.protocols import FileKey, Store, VectorSearch
-from ..store.rows import ChunkId, HistoryEntry, HitFilter, PlaceId, Scope
+from ..store.rows import ChunkId, HitFilter, PlaceId, Scope
 from .context import FileLines, expand
 from .dedup import merge_overlapping, merge_units
 from .embedding_cache import QueryEmbeddingCache
@@ -26,6 +26,9 @@ from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRemedy, SearchReques
 from .results import Coverage, SearchResponse, SearchResult
 from .text_pattern import TextPattern
 from .text_search import TextSearch
+
+if TYPE_CHECKING:
+    from ..indexing.steps import Steps
 
 # Seconds of vector loading at a time while warming up, between which waiting searches are answered.
 WARM_UP_SLICE_S = 0.1
@@ -84,35 +87,32 @@ class Searcher:
         embedder: TextEmbedder | None,
         unavailable: str | None = None,
         fast: TextEmbedder | None = None,
-        wanted: WantedChunks | None = None,
     ):
         self.store = store
         self.embedder = embedder
         self.unavailable = unavailable or "no embedding model is loaded"  # why, when embedder is None
         self.full = _Layer(store, embedder) if embedder else None
         self.fast = _Layer(store, fast) if fast is not None else None
-        self.wanted = wanted
         self.text = TextSearch(store)
-        self._warming = False  # warm_up() is loading the vectors; searches meanwhile use what is loaded
         self._coverage: tuple[tuple, Coverage, np.ndarray] | None = None
 
-    def warm_up(self, between: Callable[[], None] = lambda: None) -> None:
+    def warm_up(self) -> Steps[None]:
         """Load the model and the vectors now, so that the first search pays for neither. The vectors load
-        in slices with `between` called after each (the worker answers waiting searches there: until the
-        load is done they search the vectors loaded so far and say so)."""
+        in slices, a step each (the worker answers waiting searches between them: until the load is done
+        they search the vectors loaded so far and say so)."""
         if self.full is None:
             return
         self.full.embedder.load()
-        self._warming = True
-        try:
-            while not self.full.index.refresh(budget_s=WARM_UP_SLICE_S):
-                between()
-            # The fast layer is searched only for chunks the active model has not reached yet.
-            if self.fast is not None and self.store.count_chunks() > len(self.full.index.ids()):
-                while not self.fast.index.refresh(budget_s=WARM_UP_SLICE_S):
-                    between()
-        finally:
-            self._warming = False
+        while not self.full.index.refresh(budget_s=WARM_UP_SLICE_S):
+            yield None
+        # The fast layer is searched only for chunks the active model has not reached yet.
+        if self.fast is not None and self.store.count_chunks() > len(self.full.index.ids()):
+            while not self.fast.index.refresh(budget_s=WARM_UP_SLICE_S):
+                yield None
+
+    def _loading(self) -> bool:
+        """A warm-up is loading vectors in steps: a search between them uses what is loaded, not the rest."""
+        return any(layer.index.loading for layer in (self.full, self.fast) if layer is not None)
 
     def search(self, request: SearchRequest, indexing_roots: Collection[str] = ()) -> SearchResponse:
         started = time.perf_counter()
@@ -141,19 +141,8 @@ class Searcher:
             self._rank(req, scopes, response)
         if req.context:
             self._add_context(response.results, req.context)
+        response.scopes_searched = [s.root for s in scopes]
         response.elapsed_ms = (time.perf_counter() - started) * 1000
-        if req.record_history:
-            self.store.add_history(
-                HistoryEntry(
-                    time.time(),
-                    " ".join(request.query.split()) if req.mode != "text" else request.query,  # as typed, filters too
-                    ",".join(s.root for s in scopes) if len(scopes) < 4 else "(all scopes)",
-                    req.mode,
-                    len(response.results),
-                    response.results[0].score if response.results else None,
-                    round(response.elapsed_ms, 3),
-                )
-            )
         return response
 
     def _rank(self, req: SearchRequest, scopes: list[Scope], response: SearchResponse) -> None:
@@ -171,7 +160,7 @@ class Searcher:
 
         if query_vec is not None:
             # While warm_up() loads the vectors, search those loaded so far rather than wait for the rest.
-            loaded = self._full().index.refresh(budget_s=0 if self._warming else None)
+            loaded = self._full().index.refresh(budget_s=0 if self._loading() else None)
             response.vectors_loaded = 1.0 if loaded else self._full().index.loaded_share
             if not loaded:
                 response.notice = (
@@ -190,6 +179,12 @@ class Searcher:
             kept = [r for r in results if r.score >= floor]
             response.below_cutoff, results = len(results) - len(kept), kept
         response.results = results
+
+    @property
+    def stage(self) -> str | None:
+        """The stage of the active model's vectors ("full"; "fast" where the fast model is the chosen one), None
+        where no model loads."""
+        return self.full.stage if self.full is not None else None
 
     def _full(self) -> _Layer:
         """The active model's layer, for the steps that have a query vector: there is one only with it."""
@@ -215,7 +210,7 @@ class Searcher:
         full_count = int(has_full.sum())
         if self.fast is not None and len(uncovered):
             if refresh_fast:
-                self.fast.index.refresh(budget_s=0 if self._warming else None)
+                self.fast.index.refresh(budget_s=0 if self._loading() else None)
             fast_count = int((has_full | np.isin(ids, self.fast.index.ids())).sum())
         else:  # every chunk has the active model's vector, or there is no fast layer beside it
             fast_count = full_count
@@ -272,14 +267,8 @@ class Searcher:
             )
             kept = _extend(kept, ranked, req.overlap_threshold, req.k)
             if len(kept) >= req.k or exhausted or fetch >= MAX_FETCH:
-                self._want_embedded(kept[: req.k])
                 return [_result(c, roots[c.hit.scope_id]) for c in kept[: req.k]]
             fetch = min(MAX_FETCH, fetch * 4)
-
-    def _want_embedded(self, results: list[Candidate]) -> None:
-        """Ask the filling model for the results still lacking its vectors, best first."""
-        if self.wanted is not None:
-            self.wanted.add([c.hit.chunk_id for c in reversed(results) if c.layer != self._full().stage])
 
     def _candidates(
         self, scope_ids: list[str], query: _Query, mode: str, where: HitFilter, fetch: int
@@ -534,6 +523,7 @@ def _result(c: Candidate, root: str) -> SearchResult:
         stage=c.layer or "keyword",
         scope_root=root,
         file_sha256=h.file_sha256,
+        chunk_id=h.chunk_id,
         evidence=_evidence(c),
     )
     return result

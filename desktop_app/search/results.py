@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from ..store.rows import ChunkId
+
 
 @dataclass
 class SearchResult:
@@ -28,6 +30,7 @@ class SearchResult:
     # Why it was found, strongest first: "name" (a definition named in the query), "keyword", "meaning".
     evidence: tuple[str, ...] = ()
     file_sha256: str = field(default="", repr=False)  # content hash at indexing, for the stale check
+    chunk_id: ChunkId = field(default=ChunkId(0), repr=False)  # the chunk shown (queued to be embedded first)
     # Text mode: each match, {"line", "start_col", "end_col", "text"} (columns count characters from 0, the end
     # exclusive; "text" is the whole line), in file order, and how many the file has (the list stops at 1000).
     matches: list[dict] | None = None
@@ -36,6 +39,7 @@ class SearchResult:
     def to_dict(self, with_context: bool) -> dict:
         out = asdict(self)
         out.pop("file_sha256")
+        out.pop("chunk_id")
         if self.matches is None:
             out.pop("matches")
             out.pop("match_count")
@@ -80,6 +84,7 @@ class SearchResponse:
     # Text mode: Python's `re` ran out of its time (this many seconds) and the search stopped there, also leaving
     # text_complete False; `notice` says so.
     text_stopped_after_s: float | None = None
+    scopes_searched: list[str] = field(default_factory=list)  # their roots (the search history records them)
 
     def to_dict(self, with_context: bool = False) -> dict:
         totals = {}

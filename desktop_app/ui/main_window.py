@@ -59,9 +59,10 @@ from ..session.search_session import Enter, SearchSession
 from ..store.errors import Remedy, ScopeRemoved, StoreError, StoreUnusable
 from ..store.location import StoreLocation, default_location, move_aside
 from ..store.postgres.connection import display_url
-from ..store.rows import ScopeSummary
-from ..worker.operations import Change, ChangeNotice
-from ..worker.worker import FOLDER_BACK, FOLDER_GONE, UPDATE, EngineConfig
+from ..store.rows import HistoryEntry, ScopeSummary
+from ..worker import ops
+from ..worker.engine import EngineConfig
+from ..worker.operations import FOLDER_BACK, FOLDER_GONE, UPDATE, Change, ChangeNotice
 from . import editor_launcher
 from .app_settings import AppSettings
 from .engine_status import EngineStatus
@@ -439,7 +440,7 @@ class MainWindow(QMainWindow):
 
     async def _load_model(self) -> None:
         try:
-            model, provider = await self.bridge.load_model()
+            model, provider = await self.bridge.run(ops.warm_up())
         except Exception as exc:  # semantic search falls back to exact; say why
             self.engine_status.show_engine(None, None, str(exc))
             self.show_message(f"The embedding model did not load ({exc}); searches use exact matching.", "warning")
@@ -450,7 +451,8 @@ class MainWindow(QMainWindow):
                 self.search_now()  # answered while the vectors loaded: now with all of them
 
     async def refresh_projects(self) -> None:
-        self.session.set_scopes(await self.bridge.scopes())
+        scopes: list[ScopeSummary] = await self.bridge.run(ops.scopes())
+        self.session.set_scopes(scopes)
 
     async def _watch(self, root: str) -> None:
         await self.bridge.watch(root)
@@ -580,7 +582,7 @@ class MainWindow(QMainWindow):
         return await self.index_project() if index else None
 
     async def _make_project(self, path: str | Path) -> bool:
-        found = await self.bridge.inspect_path(path)
+        found = await self.bridge.run(ops.inspect_path(path))
         if found.kind != "folder":
             self.show_message(found.message or f"{path} is not a folder", "error")
             return False
@@ -636,7 +638,7 @@ class MainWindow(QMainWindow):
             return None
         self.progress.show_progress(Progress("analyzing", root))
         try:
-            stats = await self.bridge.index(root)
+            stats = await self.bridge.run(ops.index(root, self.bridge.report_progress))
         except Exception as exc:  # a failed run is reported; the window carries on
             self.show_message(f"Indexing {root} failed: {describe_error(exc)}", "error")
             await self.changes_applied()
@@ -687,7 +689,7 @@ class MainWindow(QMainWindow):
         ):
             return None
         try:
-            dropped = await self.bridge.remove_scope(root)
+            dropped = await self.bridge.run(ops.remove_scope(root))
         except Exception as exc:  # reported; the project stays as it was
             self.show_message(f"Removing {Path(root).name} from the index failed: {describe_error(exc)}", "error")
             return None
@@ -818,7 +820,7 @@ class MainWindow(QMainWindow):
     async def handle_drop(self, paths: list[Path]) -> None:
         """Folders become projects and are indexed (one after another); a file shows in its project."""
         for path in paths:
-            found = await self.bridge.inspect_path(path)
+            found = await self.bridge.run(ops.inspect_path(path))
             if found.kind == "problem":
                 self.show_message(found.message, "error")
             elif found.kind == "folder":
@@ -862,7 +864,8 @@ class MainWindow(QMainWindow):
 
     async def show_history(self) -> None:
         """The project's recent searches (those run with Enter, and the command line's), newest first."""
-        queries = self.search_session.history(await self.bridge.history(HISTORY_READ), self.project)
+        entries: list[HistoryEntry] = await self.bridge.run(ops.history(HISTORY_READ))
+        queries = self.search_session.history(entries, self.project)
         if queries:
             self.search_bar.show_history(queries)
         else:
@@ -1051,7 +1054,7 @@ class MainWindow(QMainWindow):
 
     async def _load_languages(self) -> None:
         scope = self.session.project_scope
-        self.filter_bar.set_languages(await self.bridge.languages(scope.scope) if scope is not None else [])
+        self.filter_bar.set_languages(await self.bridge.run(ops.languages(scope.scope)) if scope is not None else [])
 
     def _open_dialog(self, dialog: QDialog) -> None:
         """Show `dialog` window-modal without a nested event loop; focus returns to the search bar."""
@@ -1148,7 +1151,7 @@ class MainWindow(QMainWindow):
         scope = self.session.project_scope
         if scope is None:
             return []
-        files = await self.bridge.find_files(scope.scope, text)
+        files = await self.bridge.run(ops.find_files(scope.scope, text))
         out = []
         for f in files:
             kind = classify(f.path)
@@ -1162,7 +1165,7 @@ class MainWindow(QMainWindow):
         if scope is None:
             return []
         out = []
-        for h in await self.bridge.find_symbols(scope.scope, text):
+        for h in await self.bridge.run(ops.find_symbols(scope.scope, text)):
             name = qualified(h.symbol_name or "", h.parent_symbol)
             label = f"{h.symbol_type or ''} {name}   {h.path}:{h.start_line}".strip()
             target = PreviewTarget(

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStackedWidget, QVBoxLayout, QWidget
 
 from ..bridge import EngineBridge
+from ..worker import ops
 from .code_view import CodeView
 from .highlighting import Run, lex_runs
 from .sticky_lines import Header, definition_headers
@@ -107,8 +108,8 @@ class PreviewPane(QWidget):
 
     async def _read(self, seq: int, target: PreviewTarget, context: int) -> None:
         try:
-            lines = await self._bridge.read_lines(
-                target.abs_path, target.sha256, target.start_line, target.end_line, context
+            lines = await self._bridge.run(
+                ops.read_lines(target.abs_path, target.sha256, target.start_line, target.end_line, context)
             )
         except Exception as exc:  # an unreadable file is a message in the preview, not a crash
             if seq == self._seq:

@@ -29,6 +29,7 @@ from desktop_app.embedding import Embedder  # noqa: E402
 from desktop_app.indexing.documents import chunk_of, document_text, name_text  # noqa: E402
 from desktop_app.indexing.progress import Progress  # noqa: E402
 from desktop_app.store.sqlite.store import SqliteStore  # noqa: E402
+from desktop_app.worker import ops  # noqa: E402
 from desktop_app.worker.worker import EngineConfig, Worker  # noqa: E402
 
 # Source bytes per chunk of the standard library with the default model (2,588 chunks from 0.8 MB).
@@ -81,7 +82,7 @@ def run(src: Path, chunks: int, work: Path) -> dict:
     worker = Worker(EngineConfig(db)).start()
     try:
         started = time.perf_counter()
-        handle = worker.index(tree, lambda p: reports.append((time.perf_counter() - started, p)))
+        handle = worker.run(ops.index(tree, lambda p: reports.append((time.perf_counter() - started, p))))
         stats = handle.result()
     finally:
         worker.close()

@@ -39,6 +39,7 @@ from desktop_app.bridge import DEBOUNCE_MS, EngineBridge  # noqa: E402
 from desktop_app.ui.app_settings import AppSettings  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
 from desktop_app.ui.refcount_guard import guard_singleton_refcounts  # noqa: E402
+from desktop_app.worker import ops  # noqa: E402
 from desktop_app.worker.worker import EngineConfig, Worker  # noqa: E402
 
 STDLIB = Path(sys.base_prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
@@ -137,7 +138,7 @@ def build_corpus(work: Path, db: Path) -> int:
     try:
         chunks = 0
         for package in CORPUS_PACKAGES:
-            scopes = {s.scope.root: s for s in worker.scopes().result()}
+            scopes = {s.scope.root: s for s in worker.run(ops.scopes()).result()}
             summary_ = scopes.get(str(corpus.resolve()))
             chunks = summary_.chunks if summary_ else 0
             if chunks >= TARGET_CHUNKS * 0.97:
@@ -147,7 +148,7 @@ def build_corpus(work: Path, db: Path) -> int:
                     STDLIB / package, corpus / package, ignore=shutil.ignore_patterns("__pycache__", "test", "tests")
                 )
             t0 = time.monotonic()
-            stats = worker.index(corpus).result()
+            stats = worker.run(ops.index(corpus)).result()
             chunks = stats.chunks_total
             print(
                 f"indexed {package}: {chunks} chunks ({stats.chunks_embedded} new) in {time.monotonic() - t0:.0f}s",

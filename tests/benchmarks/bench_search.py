@@ -193,7 +193,8 @@ def run(args: argparse.Namespace) -> dict:
                 loaded=response.vectors_loaded,
             )
 
-    searcher.warm_up(between=search_while_loading)
+    for _ in searcher.warm_up():
+        search_while_loading()
     load_s = time.perf_counter() - started
     t = time.perf_counter()
     searcher.search(requests[0])

@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_search import ensure_store, exact_nearest, make_queries  # noqa: E402
 from synthetic_corpus import MODEL_ID, ROOT, STDLIB, write_corpus  # noqa: E402
 
+from desktop_app.indexing.steps import run_to_end  # noqa: E402
 from desktop_app.search.pipeline import FETCH, Searcher  # noqa: E402
 from desktop_app.store.postgres.store import PostgresStore  # noqa: E402
 from desktop_app.store.postgres.vector_search import PgVectorSearch  # noqa: E402
@@ -140,7 +141,7 @@ def search_side_by_side(args: argparse.Namespace, server: Server, chunks: int) -
     requests, vectors = make_queries(args.queries + 1, args.dims, args.seed)
     local, team = SqliteStore(db), PostgresStore(url)
     searchers = {"sqlite": Searcher(local, vectors), "team": Searcher(team, vectors)}
-    searchers["sqlite"].warm_up()
+    run_to_end(searchers["sqlite"].warm_up())
     for s in searchers.values():
         s.search(requests[0])  # opens, loads and caches what a first search does
     times: dict[str, list[float]] = {k: [] for k in searchers}

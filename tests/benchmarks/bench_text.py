@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from desktop_app.search.request import SearchRequest, TextOptions  # noqa: E402
+from desktop_app.worker import ops  # noqa: E402
 from desktop_app.worker.worker import EngineConfig, Worker  # noqa: E402
 from tests.ripgrep import rg_matches  # noqa: E402
 
@@ -139,7 +140,7 @@ def run_size(work: Path, size: int, runs: int, quiet: bool) -> dict:
     times: dict[str, dict[str, list[float]]] = {"literal": {"quarry": [], "rg": []}, "regex": {"quarry": [], "rg": []}}
     checked = identical = 0
     try:
-        indexed = {s.scope.root: s for s in worker.scopes().result()}
+        indexed = {s.scope.root: s for s in worker.run(ops.scopes()).result()}
         root = str(corpus.resolve())
         files = set(_indexed_paths(db))
         for query, regex in queries:
@@ -148,7 +149,7 @@ def run_size(work: Path, size: int, runs: int, quiet: bool) -> dict:
                 query, roots=(root,), mode="text", k=MAX_LISTED, text=TextOptions(regex=regex), record_history=False
             )
             for _ in range(runs):
-                response = worker.search(request).result()
+                response = worker.run(ops.search(request)).result()
                 times[kind]["quarry"].append(response.elapsed_ms)
                 times[kind]["rg"].append(rg(corpus, query, not regex)[0])
             if response.files_matched <= MAX_LISTED:
