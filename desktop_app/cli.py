@@ -554,11 +554,11 @@ def progress_line(p: Progress) -> str:
     line = f"{p.phase}, {what}: "
     if p.stage == "keyword":
         line += f"{p.files_done}/{p.files_total} files, {p.bytes_done / 1e6:.1f}/{p.bytes_total / 1e6:.1f} MB"
+    elif p.step == "outlines":  # the chunks are done: the files' outlines are the last step
+        line += f"{p.chunks_embedded}/{p.chunks_total} chunks, {p.outlines_done}/{p.outlines_total} file outlines"
     else:
         what = "symbol names" if p.step == "names" else "chunks"
         line += f"{p.chunks_embedded}/{p.chunks_total} {what} ({p.chunks_per_s:.1f}/s)"
-    if p.outlines_total:
-        line += f", {p.outlines_done}/{p.outlines_total} file outlines"
     if p.awaiting is not None:
         line += f", {_awaiting_text(p.awaiting)}"
     elif p.phase == "in_progress" and p.eta_s:

@@ -189,9 +189,10 @@ def test_the_outline_step_shows_in_the_progress_of_both_front_ends(qtbot):
     from desktop_app.ui.progress_panel import ProgressPanel, progress_text
 
     p = Progress("in_progress", "/src/repo", stage="full", chunks_embedded=40, chunks_total=40)
-    p = replace(p, outlines_done=3, outlines_total=8)
-    assert progress_text(p) == "Indexing repo (meaning) · 3/8 file outlines"
-    assert progress_line(p) == "in_progress, model vectors: 40/40 chunks (0.0/s), 3/8 file outlines"
+    p = replace(p, step="outlines", outlines_done=3, outlines_total=8, stage_elapsed_s=6.0)
+    # The step's own ETA: 5 outlines left at 3 in 6 s (the chunks' count said 0 left, and no ETA showed).
+    assert progress_text(p) == "Indexing repo (meaning) · 3/8 file outlines · about 10 s left"
+    assert progress_line(p) == "in_progress, model vectors: 40/40 chunks, 3/8 file outlines, about 10s left"
     panel = ProgressPanel()
     qtbot.addWidget(panel)
     panel.show_progress(p)

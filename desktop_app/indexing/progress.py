@@ -5,28 +5,34 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from typing import Literal, get_args
 
 from ..store.rows import OthersClaims
 
-PHASES = ("analyzing", "started", "in_progress", "completed", "cancelled")
+Phase = Literal["analyzing", "started", "in_progress", "completed", "cancelled"]
+PHASES: tuple[Phase, ...] = get_args(Phase)
 # Stage 1 writes every file's chunks and keyword index; stage 2 gives every chunk a vector of the fast
 # (static) model; stage 3 one of the contextual model, replacing stage 2's in searches chunk by chunk.
-STAGES = ("keyword", "fast", "full")
+Stage = Literal["keyword", "fast", "full"]
+STAGES: tuple[Stage, ...] = get_args(Stage)
+Step = Literal["chunks", "names", "outlines"]  # see Progress.step
+Task = Literal["index", "reembed"]
 PROGRESS_INTERVAL_S = 0.5
 
 
 @dataclass(frozen=True)
 class Progress:
-    phase: str  # one of PHASES
+    phase: Phase
     root: str  # the folder indexed; for a re-embed, the model's id
     files_done: int = 0
     files_total: int = 0
     bytes_done: int = 0
     bytes_total: int = 0
-    stage: str = "keyword"  # one of STAGES
-    # What stages 2 and 3 embed now: "chunks", or "names" (stage 3's first step: the symbol names' vectors, which
-    # chunks_embedded and chunks_total then count); its rate and ETA are counted from the step's start.
-    step: str = "chunks"
+    stage: Stage = "keyword"
+    # What stages 2 and 3 embed now: "chunks"; "names" (stage 3's first step: the symbol names' vectors, which
+    # chunks_embedded and chunks_total then count); or "outlines" (a contextual model's last step: each file's
+    # outline vector, counted by outlines_done and outlines_total). Rate and ETA are counted from the step's start.
+    step: Step = "chunks"
     chunks_embedded: int = 0  # in this step of the stage (stages 2 and 3)
     chunks_total: int = 0  # chunks (or names) this step has to embed
     tokens_embedded: int = 0
@@ -38,23 +44,25 @@ class Progress:
     awaiting: OthersClaims | None = None
     elapsed_s: float = 0.0
     stage_elapsed_s: float = 0.0
-    task: str = "index"  # "index" (a folder) or "reembed" (every chunk again, with a newly chosen model)
+    task: Task = "index"  # a folder, or every chunk again with a newly chosen model
 
     @property
     def chunks_per_s(self) -> float:
         return self.chunks_embedded / self.stage_elapsed_s if self.stage_elapsed_s > 0 else 0.0
 
+    def measure(self) -> tuple[int, int]:
+        """(done, total) of what the current step works through: bytes in stage 1, then chunks (or names), then
+        the files' outlines."""
+        if self.stage == "keyword":
+            return self.bytes_done, self.bytes_total
+        if self.step == "outlines":
+            return self.outlines_done, self.outlines_total
+        return self.chunks_embedded, self.chunks_total
+
     @property
     def eta_s(self) -> float | None:
-        """Seconds left in this stage, from its rate so far; None until there is a rate to go on."""
-        done, total = (
-            (self.bytes_done, self.bytes_total)
-            if self.stage == "keyword"
-            else (
-                self.chunks_embedded,
-                self.chunks_total,
-            )
-        )
+        """Seconds left in this step, from its rate so far; None until there is a rate to go on."""
+        done, total = self.measure()
         if done <= 0 or self.stage_elapsed_s <= 0 or total <= done:
             return None if total > done else 0.0
         return (total - done) * self.stage_elapsed_s / done
@@ -74,7 +82,7 @@ class ProgressReporter:
         root: str,
         interval_s: float = PROGRESS_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
-        task: str = "index",
+        task: Task = "index",
     ):
         self._sink = sink
         self._interval = interval_s

@@ -118,6 +118,7 @@ class VectorFiller:
         if reporter.current.awaiting is not None:
             reporter.update(awaiting=None)  # the wait is over, however the fill ended
         if result.finished and not self.names_only and not self.embedder.static:
+            reporter.update(step="outlines")  # its own rate and ETA, from its own start
             result.finished = yield from fill_outlines(
                 self.store,
                 self.embedder,

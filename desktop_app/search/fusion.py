@@ -28,6 +28,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..indexing.progress import Stage
 from ..store.rows import Hit
 from .evidence import (
     FILE_MEANING,
@@ -72,7 +73,7 @@ class Candidate:
     found_keyword: bool = False
     exact_symbol: bool = False
     score: float = 0.0
-    layer: str | None = None  # whose vectors gave `semantic`: "full" (the active model) or "fast"
+    layer: Stage | None = None  # whose vectors gave `semantic`: "full" (the active model) or "fast"
 
     @property
     def relevance(self) -> str:

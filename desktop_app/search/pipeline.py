@@ -28,6 +28,7 @@ from .text_pattern import TextPattern
 from .text_search import TextSearch
 
 if TYPE_CHECKING:
+    from ..indexing.progress import Stage
     from ..indexing.steps import Steps
 
 # Seconds of vector loading at a time while warming up, between which waiting searches are answered.
@@ -56,7 +57,7 @@ class _Layer:
         self.cache = QueryEmbeddingCache(embedder.embed_query)
         self.index: VectorSearch = store.vector_search(embedder.model_id, embedder.dims)
         # The stage results name: the fast model's vectors are "fast" also when it is the chosen model.
-        self.stage = "fast" if embedder.model_id == STATIC_MODEL_ID else "full"
+        self.stage: Stage = "fast" if embedder.model_id == STATIC_MODEL_ID else "full"
         # Files' outline vectors as read for searches (None: the file has none yet), kept until the store's next
         # write: each key press searches again, over mostly the same files. Reading them took 0.25-0.5 ms a
         # search (laravel-framework, rack, abseil-cpp); at most OUTLINES_KEPT files are kept.

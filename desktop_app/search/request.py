@@ -6,6 +6,7 @@ import enum
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, get_args
 
 import pathspec
 
@@ -15,7 +16,15 @@ from ..store.rows import HitFilter
 from .evidence import TEST_GLOBS
 
 DOC_GLOBS = tuple(sorted(f"*{ext}" for ext, kind in EXTENSIONS.items() if kind.kind == "docs"))
-MODES = ("hybrid", "semantic", "exact", "text")  # text: a literal or regex, every line it occurs on
+Mode = Literal["hybrid", "semantic", "exact", "text"]  # text: a literal or regex, every line it occurs on
+MODES: tuple[Mode, ...] = get_args(Mode)
+
+
+def as_mode(name: str) -> Mode | None:
+    """`name` as a search mode, None when it is not one (a front end's input, a saved setting)."""
+    return next((mode for mode in MODES if mode == name), None)
+
+
 MAX_K = 100
 MAX_CONTEXT = 200
 MIN_SEMANTIC_CHARS = 3
@@ -100,7 +109,7 @@ class SearchRequest:
     roots: tuple[str, ...] = ()  # scope roots to search; empty with all_scopes=True means every scope
     all_scopes: bool = False
     k: int = 10
-    mode: str = "hybrid"
+    mode: Mode = "hybrid"
     filters: SearchFilters = field(default_factory=SearchFilters)
     context: int = 0
     overlap_threshold: float = 0.5  # merge same-file results overlapping more than this share

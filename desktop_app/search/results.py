@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from ..store.rows import ChunkId
+
+if TYPE_CHECKING:
+    from ..indexing.progress import Stage
+    from .request import Mode
 
 
 @dataclass
@@ -21,7 +26,7 @@ class SearchResult:
     parent_symbol: str | None
     snippet: str
     semantic_score: float | None  # cosine similarity to the query, where it was computed
-    stage: str  # the index stage the result's evidence came from: "keyword", "fast" or "full" vectors
+    stage: Stage  # the index stage the result's evidence came from: "keyword", "fast" or "full" vectors
     scope_root: str
     context_start_line: int | None = None
     context_end_line: int | None = None
@@ -67,11 +72,11 @@ class Coverage:
 @dataclass
 class SearchResponse:
     query: str
-    mode: str  # the mode asked for
+    mode: Mode  # the mode asked for
     results: list[SearchResult] = field(default_factory=list)
     elapsed_ms: float = 0.0
     notice: str | None = None  # e.g. why search fell back to exact matching
-    effective_mode: str = ""  # the mode actually used
+    effective_mode: Mode = "hybrid"  # the mode actually used
     partial: bool = False  # an index of a searched scope is still running
     vectors_loaded: float = 1.0  # share of the index's vectors in memory when it ran (below 1 while loading)
     coverage: Coverage = field(default_factory=Coverage)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..search.request import SearchFilters, SearchRequest, TextOptions
+from ..search.request import Mode, SearchFilters, SearchRequest, TextOptions
 from ..store.rows import ScopeSummary
 
 Observer = Callable[[str], None]
 
 
 class SessionModel:
-    def __init__(self, mode: str = "hybrid"):
+    def __init__(self, mode: Mode = "hybrid"):
         self.project: str | None = None  # the folder searched (a root path), indexed or not yet
         self.scopes: dict[str, ScopeSummary] = {}  # the index's folders by root
         self.mode = mode
@@ -67,7 +67,7 @@ class SessionModel:
 
     # --- how to search --------------------------------------------------------------------------
 
-    def set_mode(self, mode: str) -> None:
+    def set_mode(self, mode: Mode) -> None:
         if mode != self.mode:
             self.mode = mode
             self._notify("mode")

@@ -9,7 +9,7 @@ from PySide6.QtCore import QByteArray, QSettings
 from ..embedding.choice import MODEL_CHOICES
 from ..embedding.providers import PREFERENCES as PROVIDERS
 from ..indexing.file_selection import SelectionOptions
-from ..search.request import MAX_CONTEXT, MODES
+from ..search.request import MAX_CONTEXT, Mode, as_mode
 from ..store.postgres.connection import display_url
 
 DEFAULT_CONTEXT_LINES = 5
@@ -77,14 +77,12 @@ class AppSettings:
         self.q.setValue("engine/team_index", display_url(value) if value else "")
 
     @property
-    def mode(self) -> str:
-        value = str(self.q.value("search/mode", "hybrid"))
-        return value if value in MODES else "hybrid"
+    def mode(self) -> Mode:
+        return as_mode(str(self.q.value("search/mode", "hybrid"))) or "hybrid"
 
     @mode.setter
-    def mode(self, value: str) -> None:
-        if value in MODES:
-            self.q.setValue("search/mode", value)
+    def mode(self, value: Mode) -> None:
+        self.q.setValue("search/mode", value)
 
     @property
     def wrap_lines(self) -> bool:

@@ -51,7 +51,7 @@ from ..indexing.indexer import IndexStats
 from ..indexing.languages import classify
 from ..indexing.progress import Progress
 from ..logs import log_dir
-from ..search.request import MODES, SearchFilters, SearchRequest, TextOptions
+from ..search.request import MODES, Mode, SearchFilters, SearchRequest, TextOptions
 from ..search.results import SearchResponse, SearchResult
 from ..search.term_spans import term_spans
 from ..session.model import SessionModel
@@ -170,7 +170,7 @@ class MainWindow(QMainWindow):
         return self.session.filters
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> Mode:
         return self.session.mode
 
     @property
@@ -998,7 +998,7 @@ class MainWindow(QMainWindow):
         self.search_bar.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.search_bar.selectAll()
 
-    def set_mode(self, mode: str) -> None:
+    def set_mode(self, mode: Mode) -> None:
         self.session.set_mode(mode)
 
     def _toggle_hidden(self) -> None:

@@ -48,7 +48,7 @@ def progress_text(p: Progress) -> str:
             parts.append(f"{p.files_done:,}/{p.files_total:,} files")
         if p.bytes_total:
             parts.append(f"{_size(p.bytes_done)} of {_size(p.bytes_total)}")
-    elif p.outlines_total:  # the chunks are done: the files' outlines are the last step
+    elif p.step == "outlines":  # the chunks are done: the files' outlines are the last step
         parts.append(f"{p.outlines_done:,}/{p.outlines_total:,} file outlines")
     elif p.chunks_total:
         # Stage 3 embeds the symbol names first: counted as "chunks" of meaning, they ran to 827/880 while the
@@ -83,15 +83,6 @@ def _duration(seconds: float) -> str:
         return f"{seconds:.0f} s"
     minutes, secs = divmod(int(seconds), 60)
     return f"{minutes} min {secs:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
-
-
-def _measure(p: Progress) -> tuple[int, int]:
-    """(done, total) of what the stage is working through: bytes, then chunks, then the files' outlines."""
-    if p.stage == "keyword":
-        return p.bytes_done, p.bytes_total
-    if p.outlines_total:
-        return p.outlines_done, p.outlines_total
-    return p.chunks_embedded, p.chunks_total
 
 
 class FittedLabel(QLabel):
@@ -141,7 +132,7 @@ class ProgressPanel(QWidget):
     def show_progress(self, p: Progress) -> None:
         self.last = p
         self.label.set_full_text(progress_text(p) + (" · cancelling…" if self._cancelling else ""))
-        done, total = _measure(p)
+        done, total = p.measure()
         if p.phase == "analyzing" or not total:
             self.bar.setRange(0, 0)  # busy: totals are not known yet
         else:

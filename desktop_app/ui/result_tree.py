@@ -205,7 +205,7 @@ class ResultTree(QTreeView):
             self.setUpdatesEnabled(True)
 
     def clear_results(self) -> None:
-        self.results.show_response(SearchResponse(query="", mode=""))
+        self.results.show_response(SearchResponse(query="", mode="hybrid"))
         self.result_changed.emit(None)
 
     def shown_row(self, row: int) -> tuple[str, str] | None:
