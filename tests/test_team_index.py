@@ -392,3 +392,27 @@ def test_a_dropped_connection_fails_one_call_and_the_next_connects_again(team_se
     assert "Traceback" not in str(caught.value)
     assert store.list_scopes() == []  # the next call connects again
     store.close()
+
+
+def test_a_searchs_vector_lookups_leave_the_stores_own_connection_to_the_worker(mixed_team_index, embedder):
+    """A search's vector lookups run on scan threads (store/protocols.py): on the team index each uses a
+    connection of its own, never the store's, which the worker's thread uses meanwhile and replaces after a dropped
+    connection. The server's own record of each connection's last statement shows which ran where."""
+    import psycopg
+
+    store = PostgresStore(mixed_team_index)
+    watcher = psycopg.connect(mixed_team_index, autocommit=True)
+    try:
+        index = store.vector_search(MODEL, embedder.dims)
+        allowed = index.ids()[:5]  # a filtered search: the cost model asks how many vectors the table holds
+        marker = "SELECT 'worker thread', pg_backend_pid()"
+        main_pid = store.execute_read(marker)[0][1]
+        query = embedder.embed_query("retry failed http requests")
+        with ThreadPoolExecutor(2) as scans:  # as the searcher's scan pool runs them
+            found = [scans.submit(index.nearest, query, allowed, 3), scans.submit(index.nearest, query, None, 3, True)]
+            assert all(f.result() for f in found)
+        last = watcher.execute("SELECT query FROM pg_stat_activity WHERE pid = %s", (main_pid,)).fetchone()
+        assert last == (marker,)
+    finally:
+        watcher.close()
+        store.close()

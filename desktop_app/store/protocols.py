@@ -5,10 +5,14 @@ query language or score conventions: keyword search takes terms and gives streng
 takes a query vector and gives cosine similarities, filters are a `HitFilter` each store applies inside
 its own retrieval.
 
-A store is called from the worker's thread, with one exception: during a search the worker hands the vector
-lookups (`VectorSearch.nearest`, by code and by name vectors) to a pool of two threads (search/pipeline.py)
-and waits for them while it asks the keyword side, so a store's `nearest` must allow those calls beside the
-worker's.
+The thread contract, the one place it is written: a store is called from the worker's thread, with one
+exception. During a search the worker hands the vector lookups (`VectorSearch.nearest`, by code and by name
+vectors) to the scan pool's two threads (search/pipeline.py) and waits for them while it asks the keyword side.
+So `nearest` may run beside the worker's calls and must touch nothing the worker's calls use: the SQLite store
+answers it from its vectors in memory (loaded by `refresh`, on the worker's thread), the PostgreSQL store on a
+connection of each scan thread's own, never the store's, which the worker's thread may replace after a dropped
+connection (tests/test_team_index.py checks it from the server's side). Every other method runs on the worker's
+thread only.
 """
 
 from __future__ import annotations

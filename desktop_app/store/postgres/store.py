@@ -135,10 +135,13 @@ class PostgresStore:
             self._conn.close()
             self._conn = connect(self.url)
 
-    def _rows(self, sql: str, args: Sequence | dict = ()) -> list[tuple]:
-        self._reconnect_if_lost()
+    def _rows(self, sql: str, args: Sequence | dict = (), conn: psycopg.Connection | None = None) -> list[tuple]:
+        """A read on the store's connection (the worker thread's), or on `conn`: a scan thread's own."""
+        if conn is None:
+            self._reconnect_if_lost()
+            conn = self._conn
         with self._errors():
-            return self._conn.execute(sql, args).fetchall()
+            return conn.execute(sql, args).fetchall()
 
     def _write(self, work: Callable[[psycopg.Connection], _T]) -> _T:
         """Run `work` in one transaction that also moves the change counter; tried again if it lost a race
@@ -170,7 +173,11 @@ class PostgresStore:
     @property
     def generation(self) -> int:
         """The change counter every write transaction moves, by any process on any machine."""
-        return int(self._rows("SELECT n FROM generation WHERE id = 1")[0][0])
+        return self.generation_on()
+
+    def generation_on(self, conn: psycopg.Connection | None = None) -> int:
+        """`generation`, read on `conn` where given (a scan thread's own connection)."""
+        return int(self._rows("SELECT n FROM generation WHERE id = 1", conn=conn)[0][0])
 
     def check_intact(self) -> None:
         """Nothing to do: the server checks each page it reads (and replays its own log after a crash)."""
@@ -286,8 +293,10 @@ class PostgresStore:
 
         return self._write(work)
 
-    def _table(self, model_id: str, names: bool = False) -> tuple[str, int] | None:
-        rows = self._rows("SELECT vector_table, dims FROM model WHERE id = %s", (model_id,))
+    def _table(
+        self, model_id: str, names: bool = False, conn: psycopg.Connection | None = None
+    ) -> tuple[str, int] | None:
+        rows = self._rows("SELECT vector_table, dims FROM model WHERE id = %s", (model_id,), conn)
         if not rows:
             return None
         return rows[0][0] + (NAME_SUFFIX if names else ""), rows[0][1]
@@ -861,12 +870,12 @@ class PostgresStore:
         with self._errors(), conn.transaction():
             yield conn
 
-    def row_estimate(self, table: str) -> int:
+    def row_estimate(self, table: str, conn: psycopg.Connection | None = None) -> int:
         """Rows in one of this store's tables: the server's estimate, or a count before its first ANALYZE."""
-        rows = self._rows("SELECT reltuples::bigint FROM pg_class WHERE oid = %s::regclass", (table,))
+        rows = self._rows("SELECT reltuples::bigint FROM pg_class WHERE oid = %s::regclass", (table,), conn)
         if rows and rows[0][0] >= 0:
             return int(rows[0][0])
-        return int(self._rows(f"SELECT count(*) FROM {table}")[0][0])
+        return int(self._rows(f"SELECT count(*) FROM {table}", conn=conn)[0][0])
 
     # --- history --------------------------------------------------------------------------------
 

@@ -29,6 +29,8 @@ from ..rows import NO_FILTER, ChunkId, HitFilter
 from ..until_next_write import UntilNextWrite
 
 if TYPE_CHECKING:
+    import psycopg
+
     from .store import PostgresStore
 
 # The cost model that picks a restricted search's way (microseconds, measured as above).
@@ -49,12 +51,13 @@ class PgVectorSearch:
         until_next_write = functools.partial(UntilNextWrite, lambda: store.generation)
         self._ids: UntilNextWrite[None, np.ndarray] = until_next_write()
         self._allowed: UntilNextWrite[tuple, np.ndarray] = until_next_write()
-        self._counts: UntilNextWrite[str, int] = until_next_write()  # rows by vector table
+        # Rows by vector table, with the generation they were counted at (read on the scan thread's connection).
+        self._counts: dict[str, tuple[int, int]] = {}
 
-    def _table(self, names: bool) -> str | None:
+    def _table(self, names: bool, conn: psycopg.Connection | None = None) -> str | None:
         """The model's vector table, looked up once it exists (a search asks for it four times)."""
         if names not in self._tables:
-            table = self.store._table(self.model_id, names)
+            table = self.store._table(self.model_id, names, conn)
             if table is None:
                 return None
             self._tables[names] = table[0]
@@ -84,45 +87,61 @@ class PgVectorSearch:
     def nearest(
         self, query: np.ndarray, allowed: np.ndarray | None, k: int, names: bool = False
     ) -> list[tuple[ChunkId, float]]:
-        table = self._table(names)
-        if table is None or (allowed is not None and not len(allowed)):
+        """Runs on a scan thread (protocols.py): every statement goes to that thread's own connection, never to
+        the store's, which the worker's thread uses meanwhile and may replace after a dropped connection."""
+        if allowed is not None and not len(allowed):
             return []
-        vector = np.asarray(query, dtype=np.float32)
+        with self.store.vector_transaction() as conn:
+            table = self._table(names, conn)
+            if table is None:
+                return []
+            return self._nearest_in(conn, table, np.asarray(query, dtype=np.float32), allowed, k)
+
+    def _nearest_in(
+        self, conn: psycopg.Connection, table: str, vector: np.ndarray, allowed: np.ndarray | None, k: int
+    ) -> list[tuple[ChunkId, float]]:
         if allowed is None:
-            return self._walk(table, vector, max(self.store.ef_search, k), k)
-        share = min(1.0, len(allowed) / max(1, self._vector_count(table)))
+            return self._walk(conn, table, vector, max(self.store.ef_search, k), k)
+        share = min(1.0, len(allowed) / max(1, self._vector_count(conn, table)))
         ef = min(MAX_EF_SEARCH, max(self.store.ef_search, k, math.ceil(WALK_MARGIN * k / share)))
         if len(allowed) * EXACT_US_PER_CHUNK <= ef * WALK_US_PER_CANDIDATE:
-            return self._exact(table, vector, allowed, k)
-        walked = self._walk(table, vector, ef, ef)
+            return self._exact(conn, table, vector, allowed, k)
+        walked = self._walk(conn, table, vector, ef, ef)
         ids = np.fromiter((cid for cid, _ in walked), dtype=np.int64, count=len(walked))
         kept = np.isin(ids, allowed)
         return [hit for hit, keep in zip(walked, kept, strict=True) if keep][:k]
 
-    def _walk(self, table: str, vector: np.ndarray, ef: int, limit: int) -> list[tuple[ChunkId, float]]:
-        """The `limit` nearest of `ef` candidates from the HNSW index."""
-        with self.store.vector_transaction() as conn:
-            conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
-            rows = conn.execute(
-                f"SELECT chunk_id, 1 - (embedding <=> %s) FROM {table} ORDER BY embedding <=> %s LIMIT %s",
-                (vector, vector, limit),
-            ).fetchall()
+    def _walk(
+        self, conn: psycopg.Connection, table: str, vector: np.ndarray, ef: int, limit: int
+    ) -> list[tuple[ChunkId, float]]:
+        """The `limit` nearest of `ef` candidates from the HNSW index (in the caller's transaction: the setting
+        is local to it)."""
+        conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+        rows = conn.execute(
+            f"SELECT chunk_id, 1 - (embedding <=> %s) FROM {table} ORDER BY embedding <=> %s LIMIT %s",
+            (vector, vector, limit),
+        ).fetchall()
         return [(ChunkId(r[0]), float(r[1])) for r in rows]
 
-    def _exact(self, table: str, vector: np.ndarray, allowed: np.ndarray, k: int) -> list[tuple[ChunkId, float]]:
+    def _exact(
+        self, conn: psycopg.Connection, table: str, vector: np.ndarray, allowed: np.ndarray, k: int
+    ) -> list[tuple[ChunkId, float]]:
         """The k nearest of the allowed chunks, every one scored (materialized first, so that the planner
         cannot answer the ORDER BY with the HNSW walk, which would drop allowed chunks beyond its candidates)."""
-        with self.store.vector_transaction() as conn:
-            rows = conn.execute(
-                f"WITH c AS MATERIALIZED (SELECT chunk_id, embedding <=> %s AS d FROM {table} "
-                "WHERE chunk_id = ANY(%s)) SELECT chunk_id, 1 - d FROM c ORDER BY d LIMIT %s",
-                (vector, allowed.tolist(), k),
-            ).fetchall()
+        rows = conn.execute(
+            f"WITH c AS MATERIALIZED (SELECT chunk_id, embedding <=> %s AS d FROM {table} "
+            "WHERE chunk_id = ANY(%s)) SELECT chunk_id, 1 - d FROM c ORDER BY d LIMIT %s",
+            (vector, allowed.tolist(), k),
+        ).fetchall()
         return [(ChunkId(r[0]), float(r[1])) for r in rows]
 
-    def _vector_count(self, table: str) -> int:
-        """Rows in a vector table, from the server's statistics (no row read), cached until the next write."""
-        return self._counts.get(table, lambda: self.store.row_estimate(table))
+    def _vector_count(self, conn: psycopg.Connection, table: str) -> int:
+        """Rows in a vector table, from the server's statistics (no row read), counted again after a write."""
+        generation = self.store.generation_on(conn)
+        counted = self._counts.get(table)
+        if counted is None or counted[0] != generation:
+            counted = self._counts[table] = (generation, self.store.row_estimate(table, conn))
+        return counted[1]
 
     def similarities(
         self, query: np.ndarray, chunk_ids: Sequence[ChunkId], names: bool = False
