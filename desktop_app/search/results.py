@@ -80,9 +80,9 @@ class SearchResponse:
     partial: bool = False  # an index of a searched scope is still running
     vectors_loaded: float = 1.0  # share of the index's vectors in memory when it ran (below 1 while loading)
     coverage: Coverage = field(default_factory=Coverage)
+    below_cutoff: int = 0  # results left out under the request's relative cut-off
     # Text mode: files with a match and matches in them (results holds the first k files in path order); with
     # `text_complete` False the search stopped once it had those k files, and the counts are lower bounds.
-    below_cutoff: int = 0  # results left out under the request's relative cut-off
     files_matched: int | None = None
     matches_total: int | None = None
     text_complete: bool | None = None

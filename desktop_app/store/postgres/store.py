@@ -10,7 +10,8 @@ The same seam as the SQLite store (store.protocols.Store), with three difference
   lease a killed indexer's claims run out of), so together they embed each chunk once.
 
 Search runs in the server: keyword search on a weighted tsvector, nearest neighbours through an HNSW index
-(vector_search.py), filters as SQL. Used from one thread at a time (the worker's), on one connection.
+(vector_search.py), filters as SQL. Used from the worker's thread on the store's connection, and by a search's
+vector lookups on a connection of each scan thread's own (the thread contract: protocols.py).
 """
 
 from __future__ import annotations
