@@ -102,12 +102,13 @@ class StaticEmbedder:
             return out
         words = [expand_identifiers(text) for text in texts]
         encodings = self._get_tokenizer().encode_batch(words, add_special_tokens=False)
-        lengths = np.array([len(e.ids) for e in encodings])
-        ids = np.fromiter((i for e in encodings for i in e.ids), dtype=np.int64, count=int(lengths.sum()))
-        filled = lengths > 0
-        if ids.size:
-            starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[filled]
-            out[filled] = np.add.reduceat(self._table[ids], starts, axis=0)
+        # One text's rows at a time: they stay in the cache. Gathering every text's rows into one array for
+        # np.add.reduceat wrote and read back 800 MB for commons-lang's 7,577 chunks (784,000 tokens): 3.1 s
+        # against 0.07 s this way (the sums differ in the last float32 bits only, from the order of addition).
+        table = self._table
+        for row, encoding in enumerate(encodings):
+            if encoding.ids:
+                out[row] = table[encoding.ids].sum(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.maximum(norms, 1e-12)
 
