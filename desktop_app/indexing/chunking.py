@@ -40,8 +40,19 @@ def chunk_file(
     if not text.strip():
         return []
     lines = text.split("\n")
-    doc = _Lines(lines, count_tokens(lines), max_tokens, overlap_tokens)
+    doc = _Lines(lines, _line_tokens(lines, count_tokens), max_tokens, overlap_tokens)
     return [doc.chunk(span) for span in _spans(doc, text, language, rel_path)]
+
+
+def _line_tokens(lines: list[str], count_tokens: Callable[[Sequence[str]], list[int]]) -> list[int]:
+    """Tokens per line, each distinct line counted once: the same counts, for half the tokenizer's work on code
+    (commons-lang: 101,832 lines, 46,732 distinct within their files; the tokenizer was 2.9 s of its 4.4 s of
+    chunking). Lines are counted as they are, not stripped: a byte-level tokenizer counts indentation too."""
+    distinct = list(dict.fromkeys(lines))
+    if len(distinct) == len(lines):
+        return count_tokens(lines)
+    counts = dict(zip(distinct, count_tokens(distinct), strict=True))
+    return [counts[line] for line in lines]
 
 
 class _Span(NamedTuple):
