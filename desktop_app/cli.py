@@ -557,7 +557,7 @@ def progress_line(p: Progress) -> str:
     elif p.step == "outlines":  # the chunks are done: the files' outlines are the last step
         line += f"{p.chunks_embedded}/{p.chunks_total} chunks, {p.outlines_done}/{p.outlines_total} file outlines"
     else:
-        what = "symbol names" if p.step == "names" else "chunks"
+        what = {"names": "symbol names", "text": "chunks into the text index"}.get(p.step, "chunks")
         line += f"{p.chunks_embedded}/{p.chunks_total} {what} ({p.chunks_per_s:.1f}/s)"
     if p.awaiting is not None:
         line += f", {_awaiting_text(p.awaiting)}"

@@ -87,7 +87,7 @@ def test_stage_two_is_the_static_model_alone_and_stage_three_names_its_first_ste
     worker = worker_for(tmp_path / "index.db")
     worker.run(ops.index(root, progress=seen.append)).result(timeout=300)
     steps = list(dict.fromkeys((p.stage, p.step) for p in seen if p.stage != "keyword"))
-    assert steps == [("fast", "chunks"), ("full", "names"), ("full", "chunks"), ("full", "outlines")]
+    assert steps == [("fast", "chunks"), ("fast", "text"), ("full", "names"), ("full", "chunks"), ("full", "outlines")]
     names = next(p for p in seen if p.step == "names" and p.chunks_total)
     assert "symbol names" in progress_line(names) and "chunks" not in progress_line(names)
 

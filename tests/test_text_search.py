@@ -111,7 +111,8 @@ def test_an_index_made_before_text_mode_gets_its_trigram_index_when_opened(tmp_p
     conn = apsw.Connection(str(db))
     conn.execute(
         "DROP TRIGGER chunk_text_insert; DROP TRIGGER chunk_text_delete; DROP TABLE chunk_text; "
-        "DROP TABLE file_outline; PRAGMA user_version = 1"  # as schema 1 left it: what came after is made again
+        # As schema 1 left it: what came after is made again.
+        "DROP TABLE file_outline; DROP TABLE chunk_text_pending; PRAGMA user_version = 1"
     )
     conn.close()
     store = SqliteStore(db)

@@ -49,6 +49,10 @@ FIRST_BATCH_CHUNKS = 16
 # within about this long, and a team server far away is not asked between every slice of the model's work.
 SCOPE_CHECK_S = 1.0
 
+# Chunks moved into the text index per write (index_pending_text): ~1 s of work on a 2-core laptop, so a
+# search waits at most that long for it.
+TEXT_INDEX_BATCH = 5000
+
 # Skip reason for a file whose name holds bytes the file system encoding cannot decode (Linux allows any):
 # such a name can be neither stored nor tokenized as text.
 UNDECODABLE_NAME = "undecodable_name"
@@ -274,6 +278,7 @@ class Indexer:
         # either way). Searches get that back a few minutes later, when stage 3's names are in.
         names = self.embedder if self.fast is not None else None
         steps = (("fast", self.fast, False), ("full", names, True), ("full", self.embedder, False))
+        text_indexed = False  # filled after the first vectors, or after stage 1 when no vector stage runs
         for i, (stage, model, names_only) in enumerate(steps):
             if model is None or STAGES.index(stage) > last:
                 continue
@@ -294,7 +299,29 @@ class Indexer:
                 return False
             if i + 1 == len(steps) or steps[i + 1][0] != stage:  # the stage's last step
                 stats.stages[stage] = round(time.monotonic() - started, 3)
-        return True
+            if not text_indexed:
+                text_indexed = True
+                if not (yield from self._fill_text_index(reporter, stop)):
+                    return False
+        return text_indexed or (yield from self._fill_text_index(reporter, stop))
+
+    def _fill_text_index(self, reporter: ProgressReporter, stop: Callable[[], bool]) -> Steps[bool]:
+        """Move the chunks written since into the text index (literal and regex search), a batch a step; False
+        when stopped first (the rest waits for the next run, and text search finds them meanwhile)."""
+        total = self.store.text_pending()
+        if not total:
+            return True
+        reporter.update(step="text", chunks_total=total, chunks_embedded=0)
+        done = 0
+        while not stop():
+            with self._times.step("text_index"):
+                moved = self.store.index_pending_text(TEXT_INDEX_BATCH)
+            if not moved:
+                return True
+            done += moved
+            reporter.update(chunks_embedded=min(done, total))
+            yield None
+        return False
 
     def _new_scope(self, root: Path) -> Scope:
         """A worktree scope under its main scope when `root` is a linked git worktree of an indexed

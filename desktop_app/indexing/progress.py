@@ -15,7 +15,7 @@ PHASES: tuple[Phase, ...] = get_args(Phase)
 # (static) model; stage 3 one of the contextual model, replacing stage 2's in searches chunk by chunk.
 Stage = Literal["keyword", "fast", "full"]
 STAGES: tuple[Stage, ...] = get_args(Stage)
-Step = Literal["chunks", "names", "outlines"]  # see Progress.step
+Step = Literal["chunks", "names", "outlines", "text"]  # see Progress.step
 Task = Literal["index", "reembed"]
 PROGRESS_INTERVAL_S = 0.5
 
@@ -31,7 +31,9 @@ class Progress:
     stage: Stage = "keyword"
     # What stages 2 and 3 embed now: "chunks"; "names" (stage 3's first step: the symbol names' vectors, which
     # chunks_embedded and chunks_total then count); or "outlines" (a contextual model's last step: each file's
-    # outline vector, counted by outlines_done and outlines_total). Rate and ETA are counted from the step's start.
+    # outline vector, counted by outlines_done and outlines_total); or "text" (the chunks written moving into the
+    # text index, after the first vectors; chunks_embedded and chunks_total count them). Rate and ETA are counted
+    # from the step's start.
     step: Step = "chunks"
     chunks_embedded: int = 0  # in this step of the stage (stages 2 and 3)
     chunks_total: int = 0  # chunks (or names) this step has to embed

@@ -183,6 +183,15 @@ class TextIndex(Protocol):
         path and reads the text of the first files only."""
         ...
 
+    def text_pending(self) -> int:
+        """How many chunks wait to enter the text index (written since its last fill)."""
+        ...
+
+    def index_pending_text(self, limit: int) -> int:
+        """Move up to `limit` waiting chunks into the text index, in one write; how many it moved (0: none wait).
+        Until then `chunks_containing` counts a waiting chunk as a candidate of every pattern."""
+        ...
+
 
 class VectorSearch(Protocol):
     """One model's vectors as searches read them: nearest chunks and similarities by cosine."""

@@ -25,6 +25,8 @@ PHASE_LABELS = {
 
 
 _STAGE_LABELS = {"keyword": "keywords", "fast": "fast meaning", "full": "meaning"}
+# What a step of stages 2 and 3 counts, and its unit per second.
+_STEP_WORDS = {"names": ("symbol names", "names"), "text": ("chunks into the text index", "chunks")}
 # A re-embed (a newly chosen model) has one stage: every chunk's vector again.
 _REEMBED_LABELS = {
     "analyzing": "Preparing to re-embed",
@@ -53,7 +55,7 @@ def progress_text(p: Progress) -> str:
     elif p.chunks_total:
         # Stage 3 embeds the symbol names first: counted as "chunks" of meaning, they ran to 827/880 while the
         # search coverage beside them said "meaning 0%" (it counts the chunks' own vectors, the next step).
-        what, unit = ("symbol names", "names") if p.step == "names" else ("chunks", "chunks")
+        what, unit = _STEP_WORDS.get(p.step, ("chunks", "chunks"))
         parts.append(f"{p.chunks_embedded:,}/{p.chunks_total:,} {what}")
         if p.chunks_embedded:
             parts.append(f"{p.chunks_per_s:.0f} {unit}/s")

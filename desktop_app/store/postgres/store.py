@@ -790,6 +790,12 @@ class PostgresStore:
         rows = self._rows("SELECT id FROM chunk WHERE text ILIKE ALL(%s) ORDER BY id", (patterns,))
         return np.array([r[0] for r in rows], dtype=np.int64)
 
+    def text_pending(self) -> int:
+        return 0  # text search reads every chunk's text on the server (chunks_containing): nothing waits
+
+    def index_pending_text(self, limit: int) -> int:
+        return 0
+
     def keyword_matches(
         self,
         scope_ids: Sequence[str],

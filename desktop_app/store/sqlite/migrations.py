@@ -115,6 +115,24 @@ MIGRATIONS: list[str] = [
     ) WITHOUT ROWID;
     CREATE INDEX file_outline_file ON file_outline(file_id);
     """,
+    # 4: the trigram index filled after the first answers. Its trigger was 1.5 s of stage 1's 2.6 s of writes
+    # on commons-lang (7,577 chunks), and about 9 of the Linux kernel's 22 minutes. A new chunk now waits in
+    # chunk_text_pending, which text search takes as a candidate of every pattern (the pattern then runs over
+    # its text), until an index run's text step moves it into chunk_text. A chunk deleted while it waits was
+    # never in chunk_text: its 'delete' would corrupt the index, so the trigger leaves it out.
+    """
+    CREATE TABLE chunk_text_pending (chunk_id INTEGER PRIMARY KEY);
+    DROP TRIGGER chunk_text_insert;
+    CREATE TRIGGER chunk_text_insert AFTER INSERT ON chunk BEGIN
+        INSERT INTO chunk_text_pending(chunk_id) VALUES (new.id);
+    END;
+    DROP TRIGGER chunk_text_delete;
+    CREATE TRIGGER chunk_text_delete AFTER DELETE ON chunk BEGIN
+        INSERT INTO chunk_text(chunk_text, rowid, text) SELECT 'delete', old.id, old.text
+            WHERE NOT EXISTS (SELECT 1 FROM chunk_text_pending WHERE chunk_id = old.id);
+        DELETE FROM chunk_text_pending WHERE chunk_id = old.id;
+    END;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -96,14 +96,16 @@ class SqliteStore:
             raise
         path_globs.register(conn)
         self._conn = conn
-        self._history_rows = 0  # rows add_history() wrote, which `generation` does not count
+        # Rows written that change no answer, which `generation` does not count: the search history, and the text
+        # index's fill (waiting chunks were candidates already).
+        self._unseen_rows = 0
 
     @property
     def generation(self) -> tuple[int, int]:
         """Changes whenever the index's content may have changed: rows this connection wrote (counted by
-        SQLite, the search history left out: a search must not make the next one reload what it caches),
-        or a commit by another process (the data version)."""
-        return self._conn.total_changes() - self._history_rows, self._rows("PRAGMA data_version")[0][0]
+        SQLite, the search history and the text index's fill left out: a search must not make the next one reload
+        what it caches), or a commit by another process (the data version)."""
+        return self._conn.total_changes() - self._unseen_rows, self._rows("PRAGMA data_version")[0][0]
 
     def check_intact(self) -> None:
         """Raise StoreUnusable when any page of the index is damaged; reads all of it (see soundness.py)."""
@@ -631,7 +633,23 @@ class SqliteStore:
             return np.zeros(0, dtype=np.int64)
         query = " AND ".join('"' + t.replace('"', '""') + '"' for t in trigrams)
         text = self._rows("SELECT group_concat(rowid, ' ') FROM chunk_text WHERE chunk_text MATCH ?", (query,))[0][0]
-        return np.sort(id_array(text))
+        waiting = self._rows("SELECT group_concat(chunk_id, ' ') FROM chunk_text_pending")[0][0]
+        return np.union1d(id_array(text), id_array(waiting))
+
+    def text_pending(self) -> int:
+        return int(self._rows("SELECT count(*) FROM chunk_text_pending")[0][0])
+
+    def index_pending_text(self, limit: int) -> int:
+        before = self._conn.total_changes()
+        with self._write():
+            ids = [r[0] for r in self._rows("SELECT chunk_id FROM chunk_text_pending LIMIT ?", (limit,))]
+            for part, marks in _in_batches(ids):
+                self._conn.execute(
+                    f"INSERT INTO chunk_text(rowid, text) SELECT id, text FROM chunk WHERE id IN ({marks})", part
+                )
+                self._conn.execute(f"DELETE FROM chunk_text_pending WHERE chunk_id IN ({marks})", part)
+        self._unseen_rows += self._conn.total_changes() - before
+        return len(ids)
 
     def place_table(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> tuple[np.ndarray, list[tuple]]:
         """See TextIndex. One string of numbers rather than a row per place: 104 ms for 115K places (the rows
@@ -767,7 +785,7 @@ class SqliteStore:
             if not isinstance(exc.__cause__, (apsw.ReadOnlyError, apsw.BusyError, apsw.FullError)):
                 raise
         finally:
-            self._history_rows += self._conn.total_changes() - before
+            self._unseen_rows += self._conn.total_changes() - before
 
     def history(self, limit: int = 50) -> list[HistoryEntry]:
         rows = self._rows(
