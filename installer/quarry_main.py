@@ -1,5 +1,6 @@
 """Entry point of the standalone bundle: the same `quarry` command as the pip-installed one."""
 
+import multiprocessing
 import os
 import sys
 
@@ -21,6 +22,9 @@ def restore_library_path() -> None:
 
 
 if __name__ == "__main__":
+    # A big tree's parse processes (indexing/parse_pool.py) are this executable started again: freeze_support
+    # makes such a start run the process's work instead of the app.
+    multiprocessing.freeze_support()
     if sys.argv[1:] == [CHILD_ARGUMENT]:  # text mode's child process for Python's `re` (search/bounded_re.py)
         sys.exit(serve())
     # Imported only now: the regex child needs none of the app (0.35-0.40 s of imports at each of its starts).

@@ -82,7 +82,7 @@ def test_reindex_of_unchanged_tree_embeds_nothing(mixed_copy, worker_for):
 def test_an_index_cut_by_an_older_chunker_is_cut_again_once_and_embeds_nothing(mixed_copy, worker_for, monkeypatch):
     """After an upgrade that cuts files differently, unchanged files are cut again on the next index (their
     unchanged chunks keep their vectors), and only then are they skipped as unchanged."""
-    from desktop_app.indexing import indexer
+    from desktop_app.indexing import file_prep
     from desktop_app.indexing.chunking import CHUNKING_VERSION
     from desktop_app.store.sqlite.store import SqliteStore
 
@@ -96,9 +96,11 @@ def test_an_index_cut_by_an_older_chunker_is_cut_again_once_and_embeds_nothing(m
     finally:
         store.close()
     cut: list[str] = []
-    chunk_file = indexer.chunk_file
+    chunk_file = file_prep.chunk_file
     monkeypatch.setattr(
-        indexer, "chunk_file", lambda text, lang, rel, *a, **k: cut.append(rel) or chunk_file(text, lang, rel, *a, **k)
+        file_prep,
+        "chunk_file",
+        lambda text, lang, rel, *a, **k: cut.append(rel) or chunk_file(text, lang, rel, *a, **k),
     )
     recut = worker.run(ops.index(root)).result()
     assert sorted(cut) == sorted(mixed_repo.INDEXED) and recut.chunks_embedded == 0

@@ -119,6 +119,9 @@ class Embedder:
         encodings = self._get_tokenizers().counting.encode_batch(list(texts), add_special_tokens=False)
         return [len(encoding.ids) for encoding in encodings]
 
+    def counting_tokenizer(self) -> Tokenizer:
+        return self._get_tokenizers().counting
+
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """float32 array (len(texts), dims) of L2-normalised vectors, in input order."""
         return self._embed([self.spec.document_prefix + text for text in texts])

@@ -93,6 +93,9 @@ class StaticEmbedder:
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return [len(e.ids) for e in self._get_tokenizer().encode_batch(list(texts), add_special_tokens=False)]
 
+    def counting_tokenizer(self) -> Tokenizer:
+        return self._get_tokenizer()
+
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """float32 (len(texts), dims), L2-normalised; a text with no tokens gets a zero vector."""
         self.load()

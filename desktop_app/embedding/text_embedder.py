@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
+from tokenizers import Tokenizer
 
 
 class TextEmbedder(Protocol):
@@ -35,6 +36,11 @@ class TextEmbedder(Protocol):
     def load(self) -> None: ...
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]: ...
+
+    def counting_tokenizer(self) -> Tokenizer:
+        """The tokenizer `count_tokens` counts with (add_special_tokens=False): an index run hands it, pickled, to
+        its parse processes."""
+        ...
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
 

@@ -23,15 +23,16 @@ from pathlib import Path
 from ..embedding.text_embedder import TextEmbedder
 from ..store.errors import ScopeRemoved
 from ..store.protocols import Store
-from ..store.rows import ChunkRef, FileState, FileWrite, NewChunk, Scope, SkippedFile
-from .chunk import Chunk
-from .chunking import CHUNKING_VERSION, chunk_file
-from .documents import chunk_of, document_hash, document_header, document_text, keyword_fields
+from ..store.rows import FileState, FileWrite, NewChunk, Scope, SkippedFile
+from .chunking import CHUNKING_VERSION
+from .documents import chunk_of
+from .file_prep import Document, FilePrep, Prepared, PrepSettings, chunk_ref
 from .file_selection import Candidate, IgnoredTop, SelectionOptions, select_files
 from .git_worktrees import main_of_linked_worktree, worktrees
+from .parse_pool import ParsePool, ParseProcessesInvalid, parse_processes
 from .path_text import as_latin1, first_non_utf8_name, is_utf8, shown
 from .progress import STAGES, Progress, ProgressReporter
-from .source_reader import UNREADABLE, VANISHED, SkipFile, read_source
+from .source_reader import UNREADABLE, VANISHED
 from .step_times import StepTimes
 from .steps import Handoff, Steps, Wait, run_to_end
 from .vector_fill import VectorFiller, WantedChunks, record_model
@@ -105,24 +106,6 @@ class IndexStats:
 
     def to_dict(self) -> dict:
         return {**self.__dict__, "ignored_top": asdict(self.ignored_top) if self.ignored_top else None}
-
-
-@dataclass(frozen=True)
-class _Document:
-    lines: str  # the chunk's lines as stored
-    tokens: int  # of what the model embeds: header + lines
-
-
-@dataclass
-class _Prepared:
-    """One candidate after reading and chunking on the prep thread."""
-
-    cand: Candidate
-    skip_reason: str | None = None
-    unchanged: bool = False  # same content as indexed, only size/mtime moved
-    copy: tuple[int, str] | None = None  # (size, sha256) of a worktree file identical to its main scope's copy
-    write: FileWrite | None = None
-    documents: dict[str, _Document] = field(default_factory=dict)  # by document hash
 
 
 class Indexer:
@@ -379,9 +362,13 @@ class Indexer:
         stop: Callable[[], bool],
     ) -> Steps[bool]:
         """Stage 1: write every prepared batch; True when stopped before the end."""
-        handoff: Handoff[list[_Prepared] | None] = Handoff(ahead=2)
+        try:
+            processes = parse_processes(sum(c.size for c in todo))
+        except ParseProcessesInvalid as exc:
+            raise IndexingError(str(exc)) from None
+        handoff: Handoff[list[Prepared] | None] = Handoff(ahead=2)
         prep = threading.Thread(
-            target=self._prepare_batches, args=(todo, states, handoff), name="quarry-prepare", daemon=True
+            target=self._prepare_batches, args=(todo, states, processes, handoff), name="quarry-prepare", daemon=True
         )
         prep.start()
         try:
@@ -401,26 +388,43 @@ class Indexer:
             prep.join()  # it stops after the file it is reading
 
     def _prepare_batches(
-        self, todo: list[Candidate], states: dict[str, FileState], handoff: Handoff[list[_Prepared] | None]
+        self,
+        todo: list[Candidate],
+        states: dict[str, FileState],
+        processes: int,
+        handoff: Handoff[list[Prepared] | None],
     ) -> None:
+        """The prep thread: every file of `todo` prepared (in `processes` parse processes, or here when 0) and
+        handed over in batches."""
+        settings = PrepSettings(
+            self.options.selection, self.chunk_tokens, self.options.overlap_tokens, self._recut, self._parent_states
+        )
+        pool: ParsePool | None = None
         try:
-            for batch in self._batches(todo, states, handoff.closed):
+            items = ((c, states.get(c.rel_path)) for c in todo)
+            if processes:
+                pool = ParsePool(processes, settings, self.embedder.counting_tokenizer())
+                prepared = pool.prepare_all(items, self._times, handoff.closed)
+            else:
+                prep = FilePrep(settings, self.embedder.count_tokens, self._times)
+                prepared = (prep.prepare(cand, state) for cand, state in items)
+            for batch in self._batches(prepared, handoff.closed):
                 if not handoff.put(batch):
                     return
             handoff.put(None)
         except BaseException as exc:  # handed to the consuming thread, which re-raises it
             handoff.fail(exc)
+        finally:
+            if pool is not None:
+                pool.close()
 
-    def _batches(
-        self, todo: list[Candidate], states: dict[str, FileState], halt: threading.Event
-    ) -> Iterator[list[_Prepared]]:
-        batch: list[_Prepared] = []
+    def _batches(self, prepared: Iterator[Prepared], halt: threading.Event) -> Iterator[list[Prepared]]:
+        batch: list[Prepared] = []
         pending = 0
         size = FIRST_BATCH_CHUNKS
-        for cand in todo:
+        for item in prepared:
             if halt.is_set():
                 return
-            item = self._prepare(cand, states.get(cand.rel_path))
             batch.append(item)
             pending += len(item.documents)
             if pending >= size or len(batch) >= 256:
@@ -430,41 +434,9 @@ class Indexer:
         if batch:
             yield batch
 
-    def _prepare(self, cand: Candidate, state: FileState | None) -> _Prepared:
-        try:
-            with self._times.step("read"):
-                source = read_source(cand.abs_path, self.options.selection)
-        except SkipFile as skip:
-            return _Prepared(cand, skip_reason=skip.reason)
-        if state is not None and state.status == "indexed" and state.sha256 == source.sha256 and not self._recut:
-            return _Prepared(cand, unchanged=True)
-        parent = self._parent_states.get(cand.rel_path)
-        if parent is not None and parent.status == "indexed" and parent.sha256 == source.sha256:
-            return _Prepared(cand, copy=(source.size, source.sha256))
-        with self._times.step("chunk"):
-            chunks = chunk_file(
-                source.text,
-                cand.language,
-                cand.rel_path,
-                self.embedder.count_tokens,
-                max_tokens=self.chunk_tokens,
-                overlap_tokens=self.options.overlap_tokens,
-            )
-        with self._times.step("tokenise"):
-            headers = [document_header(ch, cand.rel_path) for ch in chunks]
-            counts = self.embedder.count_tokens(headers) if chunks else []
-            refs: list[ChunkRef] = []
-            documents: dict[str, _Document] = {}
-            for ordinal, (ch, header) in enumerate(zip(chunks, headers, strict=True)):
-                digest = document_hash(document_text(ch, cand.rel_path, header))
-                documents.setdefault(digest, _Document(ch.text, ch.token_count + counts[ordinal]))
-                refs.append(_ref(ch, digest, ordinal, cand.rel_path))
-        write = FileWrite(cand.rel_path, source.size, cand.mtime_ns, source.sha256, cand.language, refs)
-        return _Prepared(cand, write=write, documents=documents)
-
-    def _write(self, scope_id: str, batch: list[_Prepared], stats: IndexStats, reporter: ProgressReporter) -> None:
+    def _write(self, scope_id: str, batch: list[Prepared], stats: IndexStats, reporter: ProgressReporter) -> None:
         """Write one batch's files with their chunks (those not stored yet), in one transaction."""
-        documents: dict[str, _Document] = {}
+        documents: dict[str, Document] = {}
         for item in batch:
             documents.update(item.documents)
         skipped = [
@@ -494,7 +466,7 @@ class Indexer:
             bytes_done=p.bytes_done + sum(i.cand.size for i in batch),
         )
 
-    def _copies_from_parent(self, items: list[_Prepared]) -> list[FileWrite]:
+    def _copies_from_parent(self, items: list[Prepared]) -> list[FileWrite]:
         """File writes that reuse the parent scope's chunks for files identical to its copy."""
         if not items:
             return []
@@ -504,7 +476,8 @@ class Indexer:
         for item in items:
             assert item.copy is not None  # the items are those with a copy
             size, sha256 = item.copy
-            refs = [_ref(chunk_of(r), r.chunk_hash, r.ordinal, item.cand.rel_path) for r in rows[item.cand.rel_path]]
+            path = item.cand.rel_path
+            refs = [chunk_ref(chunk_of(r), r.chunk_hash, r.ordinal, path) for r in rows[path]]
             writes.append(FileWrite(item.cand.rel_path, size, item.cand.mtime_ns, sha256, item.cand.language, refs))
         return writes
 
@@ -532,18 +505,3 @@ class _RemovalCheck:
             self._removed = self._store.scope_by_id(self._scope_id) is None
             self._next = self._clock() + SCOPE_CHECK_S
         return self._removed
-
-
-def _ref(chunk: Chunk, digest: str, ordinal: int, rel_path: str) -> ChunkRef:
-    """The chunk's place in the file at `rel_path`, with that place's keyword-index text."""
-    return ChunkRef(
-        digest,
-        ordinal,
-        chunk.start_line,
-        chunk.end_line,
-        chunk.chunk_type,
-        chunk.symbol_name,
-        chunk.symbol_type,
-        chunk.parent_symbol,
-        *keyword_fields(chunk, rel_path),
-    )

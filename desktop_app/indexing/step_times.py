@@ -41,6 +41,11 @@ class StepTimes:
         with self._lock:
             self._seconds[name] = self._seconds.get(name, 0.0) + seconds
 
+    def totals(self) -> dict[str, float]:
+        """The seconds per step, unrounded (to be added up elsewhere)."""
+        with self._lock:
+            return dict(self._seconds)
+
     def as_dict(self) -> dict[str, float]:
         with self._lock:
             return {name: round(seconds, 3) for name, seconds in self._seconds.items()}

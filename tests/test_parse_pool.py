@@ -1,0 +1,64 @@
+"""A big tree's stage 1 runs in parse processes (indexing/parse_pool.py): the same index as the prep thread makes,
+from the real `quarry` command too (its parse processes are spawned from it), and a wrong QUARRY_PARSE_PROCESSES
+is one clear line. Real processes, real files, real SQLite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import apsw
+
+from desktop_app.embedding.static_model import StaticEmbedder
+from desktop_app.indexing.indexer import Indexer, IndexOptions
+from desktop_app.indexing.parse_pool import PROCESSES_ENV
+from desktop_app.store.sqlite.store import SqliteStore
+
+from .reliability import one_line_error, quarry
+
+
+def _content(db: Path) -> list[tuple]:
+    """Every file's chunks, in order, with their places and text: what an index of the tree holds."""
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return list(
+            conn.execute(
+                "SELECT f.path, f.sha256, fc.ordinal, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name, "
+                "c.hash, c.token_count, c.text FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+                "JOIN chunk c ON c.id = fc.chunk_id ORDER BY f.path, fc.ordinal"
+            )
+        )
+    finally:
+        conn.close()
+
+
+def _index(root: Path, db: Path) -> dict:
+    store = SqliteStore(db)
+    try:
+        stats = Indexer(store, StaticEmbedder(), IndexOptions(until="keyword")).index(root)
+    finally:
+        store.close()
+    return stats.step_seconds
+
+
+def test_parse_processes_make_the_index_the_prep_thread_makes(tmp_path, mixed_root, monkeypatch):
+    monkeypatch.setenv(PROCESSES_ENV, "0")
+    _index(mixed_root, tmp_path / "thread.db")
+    monkeypatch.setenv(PROCESSES_ENV, "2")
+    steps = _index(mixed_root, tmp_path / "processes.db")
+    assert steps["chunk"] > 0  # the processes' own step times come back
+    assert _content(tmp_path / "processes.db") == _content(tmp_path / "thread.db") != []
+
+
+def test_the_quarry_command_indexes_in_parse_processes(tmp_path, mixed_root):
+    done = quarry(
+        "index", mixed_root, "--db", tmp_path / "index.db", "--until", "keyword", "--json", "--quiet",
+        env={PROCESSES_ENV: "2"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["files_indexed"] > 0
+
+
+def test_a_wrong_number_of_parse_processes_is_one_line(tmp_path, mixed_root):
+    done = quarry("index", mixed_root, "--db", tmp_path / "index.db", "--quiet", env={PROCESSES_ENV: "many"})
+    one_line_error(done, 2, PROCESSES_ENV, "whole number")
