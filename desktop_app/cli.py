@@ -49,10 +49,18 @@ from .search.request import (
     TextOptions,
 )
 from .store.errors import ScopeRemoved, StoreError, StoreUnusable
-from .store.location import DEFAULT_EF_SEARCH, StoreLocation, check_store, default_location, move_aside
-from .store.postgres.connection import check_url, display_url, has_password
+from .store.location import (
+    DEFAULT_EF_SEARCH,
+    StoreLocation,
+    busy_timeout_ms,
+    check_store,
+    check_url,
+    default_location,
+    display_url,
+    has_password,
+    move_aside,
+)
 from .store.rows import OthersClaims
-from .store.sqlite.connection import busy_timeout_ms
 from .worker import ops
 from .worker.engine import EngineConfig
 from .worker.operations import FOLDER_BACK, FOLDER_GONE, UPDATE, ChangeNotice, Write

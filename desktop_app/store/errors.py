@@ -42,6 +42,14 @@ class StoreUnusable(StoreError):
         return Path(self.location)
 
 
+class BadTeamUrl(StoreError):
+    """The team index URL cannot be read (libpq's reason, without the password)."""
+
+    def __init__(self, shown: str, reason: str):
+        super().__init__(f"the team index URL {shown} is malformed ({reason})")
+        self.reason = reason
+
+
 class ScopeRemoved(StoreError):
     """The folder being indexed was removed from the index (by another window or command) before the run ended:
     the removal wins, so the run ends without adding the folder back. The index is sound; nothing needs

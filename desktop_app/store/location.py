@@ -2,7 +2,8 @@
 
 An index is either one SQLite file on this machine (the default) or a team index on a PostgreSQL server with
 pgvector, named by a `postgresql://` URL. Everything above `store/` holds a `StoreLocation` and opens it
-through `open_store`.
+through `open_store`, and shows, checks and configures locations through the names below: only `store/`
+imports the two drivers (an import-linter contract in pyproject.toml).
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import StoreError
-from .postgres.connection import display_url, is_postgres_url, redact
+from .postgres.connection import check_url as check_url  # BadTeamUrl (errors.py) unless libpq reads it; no I/O
+from .postgres.connection import display_url as display_url  # a team index URL as shown: never its password
+from .postgres.connection import has_password as has_password  # whether a URL holds a password
+from .postgres.connection import is_postgres_url, redact
 from .postgres.store import PostgresStore
 from .protocols import Store
 from .sqlite import connection
+from .sqlite.connection import busy_timeout_ms as busy_timeout_ms  # QUARRY_BUSY_TIMEOUT_MS, checked (StoreError)
 from .sqlite.store import SqliteStore, check_sqlite_store
 
 # libpq's keyword/value form ("host=db dbname=team user=me"), which libpq takes but Quarry does not.

@@ -10,7 +10,7 @@ from ..embedding.choice import MODEL_CHOICES
 from ..embedding.providers import PREFERENCES as PROVIDERS
 from ..indexing.file_selection import SelectionOptions
 from ..search.request import MAX_CONTEXT, Mode, as_mode
-from ..store.postgres.connection import display_url
+from ..store.location import display_url
 
 DEFAULT_CONTEXT_LINES = 5
 DEFAULT_MAX_FILE_SIZE = SelectionOptions().max_file_size

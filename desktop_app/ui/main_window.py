@@ -57,8 +57,7 @@ from ..search.term_spans import term_spans
 from ..session.model import SessionModel
 from ..session.search_session import Enter, SearchSession
 from ..store.errors import Remedy, ScopeRemoved, StoreError, StoreUnusable
-from ..store.location import StoreLocation, default_location, move_aside
-from ..store.postgres.connection import display_url
+from ..store.location import StoreLocation, default_location, display_url, move_aside
 from ..store.rows import HistoryEntry, ScopeSummary
 from ..worker import ops
 from ..worker.engine import EngineConfig

@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from ..search.request import MAX_CONTEXT
-from ..store.postgres.connection import BadTeamUrl, check_url
+from ..store.errors import BadTeamUrl
+from ..store.location import check_url
 from .app_settings import PROVIDERS
 
 _PROVIDER_LABELS = {

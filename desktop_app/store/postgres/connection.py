@@ -16,7 +16,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.conninfo import conninfo_to_dict
 
-from ..errors import Remedy, StoreError
+from ..errors import BadTeamUrl, Remedy, StoreError
 from .migrations import migrate, setup_lock
 
 # pgvector 0.5 brought HNSW indexes; PostgreSQL 13 is the oldest pgvector 0.5 builds on.
@@ -194,11 +194,3 @@ def store_error(exc: psycopg.Error, shown: str) -> StoreError:
 
 class ReadOnlyStore(StoreError):
     """The role may read the team index but not write it."""
-
-
-class BadTeamUrl(StoreError):
-    """The team index URL cannot be read (libpq's reason, without the password)."""
-
-    def __init__(self, shown: str, reason: str):
-        super().__init__(f"the team index URL {shown} is malformed ({reason})")
-        self.reason = reason
