@@ -62,6 +62,7 @@ from ..schema_names import (
     new_ulid,
     vector_table_name,
 )
+from ..shared_sql import POSTGRES as SQL
 from ..until_next_write import UntilNextWrite
 from .connection import ReadOnlyStore, connect, display_url, store_error
 from .vector_search import PgVectorSearch
@@ -82,11 +83,6 @@ KEYWORD_RANK_CAP = 4 * KEYWORD_RANK_BUDGET
 # Transactions that lose a race with another indexer (a deadlock, a unique key written meanwhile) are tried
 # again this many times: the work is the same whoever wins.
 WRITE_ATTEMPTS = 5
-# The indexed files lacking an outline vector of a model (bound first).
-_WITHOUT_OUTLINE = (
-    "FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
-    "(SELECT 1 FROM file_outline o WHERE o.model_id = %s AND o.file_id = f.id)"
-)
 
 _KEYWORDS = """setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvector('simple', %s), 'B')
     || setweight(to_tsvector('simple', %s), 'C')"""
@@ -191,14 +187,14 @@ class PostgresStore:
     # --- models ---------------------------------------------------------------------------------
 
     def register_model(self, model_id: str, dims: int, source: str) -> None:
-        rows = self._rows("SELECT dims FROM model WHERE id = %s", (model_id,))
+        rows = self._rows(SQL.model_dims, (model_id,))
         if rows and rows[0][0] == dims:
             return
         table = vector_table_name(model_id)
 
         def work(conn: psycopg.Connection) -> None:
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (table,))
-            recorded = conn.execute("SELECT dims FROM model WHERE id = %s", (model_id,)).fetchone()
+            recorded = conn.execute(SQL.model_dims, (model_id,)).fetchone()
             if recorded and recorded[0] == dims:
                 return  # another indexer registered it meanwhile
             if recorded:
@@ -214,7 +210,7 @@ class PostgresStore:
                 # running it): nothing is lost by recording it again.
                 for name in (table, table + NAME_SUFFIX):
                     conn.execute(f"DROP TABLE {name}")
-                conn.execute("DELETE FROM model WHERE id = %s", (model_id,))
+                conn.execute(SQL.delete_model, (model_id,))
             for name in (table, table + NAME_SUFFIX):
                 conn.execute(
                     f"CREATE TABLE {name} (chunk_id bigint PRIMARY KEY REFERENCES chunk(id) ON DELETE CASCADE, "
@@ -226,7 +222,7 @@ class PostgresStore:
                     "WITH (m = 16, ef_construction = 64)"
                 )
             conn.execute(
-                "INSERT INTO model (id, dims, vector_table, source, created_at) VALUES (%s, %s, %s, %s, %s)",
+                SQL.insert_model,
                 (model_id, dims, table, source, time.time()),
             )
             conn.execute(
@@ -241,7 +237,7 @@ class PostgresStore:
         return rows[0][0] if rows else None
 
     def model_source(self, model_id: str) -> str | None:
-        rows = self._rows("SELECT source FROM model WHERE id = %s", (model_id,))
+        rows = self._rows(SQL.model_source, (model_id,))
         return rows[0][0] if rows else None
 
     def activate_model(self, model_id: str, keep: Sequence[str] = ()) -> None:
@@ -252,7 +248,7 @@ class PostgresStore:
                 "SELECT id, vector_table FROM model WHERE NOT (id = ANY(%s))", (kept,)
             ).fetchall():
                 conn.execute(f"DROP TABLE IF EXISTS {table}, {table}{NAME_SUFFIX}")
-                conn.execute("DELETE FROM model WHERE id = %s", (other,))
+                conn.execute(SQL.delete_model, (other,))
                 conn.execute("DELETE FROM claim WHERE model = %s", (other,))
             conn.execute(
                 "INSERT INTO quarry_meta (key, value) VALUES ('active_model', %s) "
@@ -288,7 +284,7 @@ class PostgresStore:
             dropped = without_vectors(conn)  # again in the transaction: another indexer may have begun since
             for model_id, table in dropped:
                 conn.execute(f"DROP TABLE IF EXISTS {table}, {table}{NAME_SUFFIX}")
-                conn.execute("DELETE FROM model WHERE id = %s", (model_id,))
+                conn.execute(SQL.delete_model, (model_id,))
                 conn.execute("DELETE FROM claim WHERE model = %s", (model_id,))  # expired ones
             return [model_id for model_id, _ in dropped]
 
@@ -297,7 +293,7 @@ class PostgresStore:
     def _table(
         self, model_id: str, names: bool = False, conn: psycopg.Connection | None = None
     ) -> tuple[str, int] | None:
-        rows = self._rows("SELECT vector_table, dims FROM model WHERE id = %s", (model_id,), conn)
+        rows = self._rows(SQL.model_table, (model_id,), conn)
         if not rows:
             return None
         return rows[0][0] + (NAME_SUFFIX if names else ""), rows[0][1]
@@ -360,7 +356,7 @@ class PostgresStore:
     def files_without_outline(self, model_id: str, limit: int) -> list[OutlineSource]:
         # Two indexers may take the same files: the second write replaces the first with the same vector.
         files = self._rows(
-            f"SELECT f.id, f.scope_id, f.path, f.sha256 {_WITHOUT_OUTLINE} ORDER BY f.mtime_ns DESC, f.id LIMIT %s",
+            SQL.files_without_outline,
             (model_id, limit),
         )
         names = self._rows(
@@ -371,7 +367,7 @@ class PostgresStore:
         return outline_sources(files, names)
 
     def count_files_without_outline(self, model_id: str) -> int:
-        return int(self._rows(f"SELECT count(*) {_WITHOUT_OUTLINE}", (model_id,))[0][0])
+        return int(self._rows(SQL.count_files_without_outline, (model_id,))[0][0])
 
     def add_outlines(self, model_id: str, outlines: Sequence[tuple[OutlineSource, np.ndarray]]) -> None:
         rows = outline_rows(model_id, outlines)
@@ -379,9 +375,7 @@ class PostgresStore:
         def work(conn: psycopg.Connection) -> None:
             with conn.cursor() as cur:
                 cur.executemany(
-                    "INSERT INTO file_outline (file_id, model_id, vector) SELECT id, %s, %s FROM file "
-                    "WHERE scope_id = %s AND path = %s AND sha256 = %s AND status = 'indexed' "
-                    "ON CONFLICT (model_id, file_id) DO UPDATE SET vector = excluded.vector",
+                    SQL.add_outline,
                     rows,
                 )
 
@@ -493,7 +487,7 @@ class PostgresStore:
         root = self._roots.get(scope_id)
 
         def work(conn: psycopg.Connection) -> None:
-            conn.execute("UPDATE scope SET last_indexed_at = %s WHERE id = %s", (time.time(), scope_id))
+            conn.execute(SQL.mark_indexed, (time.time(), scope_id))
             if root is not None:
                 self._record_checkout(conn, scope_id, root)
 
@@ -523,29 +517,27 @@ class PostgresStore:
 
     def remove_scope(self, scope_id: str) -> int:
         def work(conn: psycopg.Connection) -> int:
-            children = [r[0] for r in conn.execute("SELECT id FROM scope WHERE parent_id = %s", (scope_id,))]
+            children = [r[0] for r in conn.execute(SQL.child_scopes, (scope_id,))]
             keys = [chunking_meta_key(sid) for sid in (scope_id, *children)]
             conn.execute("DELETE FROM quarry_meta WHERE key = ANY(%s)", (keys,))
-            conn.execute("DELETE FROM scope WHERE id = %s OR parent_id = %s", (scope_id, scope_id))
+            conn.execute(SQL.delete_scope_and_children, (scope_id, scope_id))
             return self._collect_orphans(conn)
 
         return self._write(work)
 
     def covers_all_scopes(self, scope_ids: Sequence[str]) -> bool:
         """Whether these are every scope in the index (a search then needs no scope restriction)."""
-        return len(set(scope_ids)) >= int(self._rows("SELECT count(*) FROM scope")[0][0])
+        return len(set(scope_ids)) >= int(self._rows(SQL.count_scopes)[0][0])
 
     def scope_counts(self, scope_id: str) -> tuple[int, int, int]:
-        files, size = self._rows(
-            "SELECT count(*), coalesce(sum(size), 0) FROM file WHERE scope_id = %s AND status = 'indexed'", (scope_id,)
-        )[0]
-        places = self._rows("SELECT count(*) FROM file_chunk WHERE scope_id = %s", (scope_id,))[0][0]
+        files, size = self._rows(SQL.scope_files_and_bytes, (scope_id,))[0]
+        places = self._rows(SQL.scope_places, (scope_id,))[0][0]
         return int(files), int(places), int(size)
 
     # --- files and chunks -----------------------------------------------------------------------
 
     def file_states(self, scope_id: str) -> dict[str, FileState]:
-        rows = self._rows("SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = %s", (scope_id,))
+        rows = self._rows(SQL.file_states, (scope_id,))
         return {r[0]: FileState(*r) for r in rows}
 
     def symbol_places(self, scope_ids: Sequence[str]) -> list[tuple[PlaceId, str, str | None, str]]:
@@ -557,9 +549,7 @@ class PostgresStore:
         return [(r[0], r[1], r[2], r[3]) for r in rows]
 
     def file_row(self, scope_id: str, path: str) -> FileState | None:
-        rows = self._rows(
-            "SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = %s AND path = %s", (scope_id, path)
-        )
+        rows = self._rows(SQL.file_row, (scope_id, path))
         return FileState(*rows[0]) if rows else None
 
     def known_chunks(self, hashes: Iterable[str]) -> dict[str, ChunkId]:
@@ -584,8 +574,7 @@ class PostgresStore:
             with conn.cursor() as cur:
                 if new_chunks:
                     cur.executemany(
-                        "INSERT INTO chunk (hash, text, token_count, created_at) VALUES (%s, %s, %s, %s) "
-                        "ON CONFLICT (hash) DO NOTHING",
+                        SQL.insert_chunk,
                         [(ch.hash, ch.text, ch.token_count, now) for ch in new_chunks],
                     )
                 if table is not None:
@@ -601,17 +590,16 @@ class PostgresStore:
                                 [(cid, np.asarray(v, dtype=np.float32)) for cid, v in given],
                             )
                 for path in deleted:
-                    cur.execute("DELETE FROM file WHERE scope_id = %s AND path = %s", (scope_id, path))
+                    cur.execute(SQL.delete_file, (scope_id, path))
                 if touched:
                     cur.executemany(
-                        "UPDATE file SET size = %s, mtime_ns = %s WHERE scope_id = %s AND path = %s",
+                        SQL.touch_file,
                         [(size, mtime, scope_id, path) for path, size, mtime in touched],
                     )
                 for sk in skipped:
-                    cur.execute("DELETE FROM file WHERE scope_id = %s AND path = %s", (scope_id, sk.path))
+                    cur.execute(SQL.delete_file, (scope_id, sk.path))
                     cur.execute(
-                        "INSERT INTO file (scope_id, path, size, mtime_ns, status, skip_reason, indexed_at) "
-                        "VALUES (%s, %s, %s, %s, 'skipped', %s, %s)",
+                        SQL.insert_skipped_file,
                         (scope_id, sk.path, sk.size, sk.mtime_ns, sk.reason, now),
                     )
                 for fw in files:
@@ -627,10 +615,9 @@ class PostgresStore:
     def _write_file(
         self, conn: psycopg.Connection, cur: psycopg.Cursor, scope_id: str, fw: FileWrite, now: float
     ) -> None:
-        cur.execute("DELETE FROM file WHERE scope_id = %s AND path = %s", (scope_id, fw.path))
+        cur.execute(SQL.delete_file, (scope_id, fw.path))
         row = cur.execute(
-            "INSERT INTO file (scope_id, path, size, mtime_ns, sha256, language, status, indexed_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s, 'indexed', %s) RETURNING id",
+            SQL.insert_indexed_file,
             (scope_id, fw.path, fw.size, fw.mtime_ns, fw.sha256, fw.language, now),
         ).fetchone()
         assert row is not None  # RETURNING gives the new row
@@ -677,7 +664,7 @@ class PostgresStore:
         return len(rows)
 
     def count_chunks(self) -> int:
-        return int(self._rows("SELECT count(*) FROM chunk")[0][0])
+        return int(self._rows(SQL.count_chunks)[0][0])
 
     def stored_chunks(self, chunk_ids: Sequence[ChunkId]) -> list[StoredChunk]:
         rows = self._rows(
@@ -890,8 +877,7 @@ class PostgresStore:
         try:
             with self._errors():
                 self._conn.execute(
-                    "INSERT INTO history (at, query, scope_root, mode, result_count, top_score, duration_ms) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                    SQL.add_history,
                     (
                         entry.at,
                         entry.query,
@@ -907,8 +893,7 @@ class PostgresStore:
 
     def history(self, limit: int = 50) -> list[HistoryEntry]:
         rows = self._rows(
-            "SELECT at, query, scope_root, mode, result_count, top_score, duration_ms FROM history "
-            "ORDER BY id DESC LIMIT %s",
+            SQL.history,
             (limit,),
         )
         return [HistoryEntry(*r) for r in rows]

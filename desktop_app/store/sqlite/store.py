@@ -37,6 +37,7 @@ from ..rows import (
     outline_sources,
 )
 from ..schema_names import HIT_COLUMNS, NAME_SUFFIX, STORED_COLUMNS, chunking_meta_key, new_ulid, vector_table_name
+from ..shared_sql import SQLITE as SQL
 from . import fts_query, path_globs, soundness
 from .connection import open_connection, query_value, store_error, translate_errors, use_wal, write_transaction
 from .filters import filter_sql
@@ -53,11 +54,6 @@ KEYWORD_SAMPLE_ROWS = 5000
 KEYWORD_OVERFETCH = 16
 
 
-# The indexed files lacking an outline vector of a model (bound first).
-_WITHOUT_OUTLINE = (
-    "FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
-    "(SELECT 1 FROM file_outline o WHERE o.model_id = ? AND o.file_id = f.id)"
-)
 IN_BATCH = 500  # values per `IN (...)` list, well under SQLite's limit on bound parameters
 
 
@@ -148,13 +144,13 @@ class SqliteStore:
                 # running it): nothing is lost by recording it again.
                 self._conn.execute(f"DROP TABLE {table}")
                 self._conn.execute(f"DROP TABLE {table}{NAME_SUFFIX}")
-                self._conn.execute("DELETE FROM model WHERE id = ?", (model_id,))
+                self._conn.execute(SQL.delete_model, (model_id,))
             for name in (table, table + NAME_SUFFIX):
                 self._conn.execute(
                     f"CREATE VIRTUAL TABLE {name} USING vec0(embedding float[{int(dims)}] distance_metric=cosine)"
                 )
             self._conn.execute(
-                "INSERT INTO model (id, dims, vector_table, source, created_at) VALUES (?, ?, ?, ?, ?)",
+                SQL.insert_model,
                 (model_id, dims, table, source, time.time()),
             )
             self._conn.execute(
@@ -164,7 +160,7 @@ class SqliteStore:
     def _recorded_dims(self, model_id: str, dims: int) -> int | None:
         """The dimensions `model_id` is recorded with (None if it is not); a model recorded with other
         dimensions that has vectors cannot take `dims`."""
-        rows = self._rows("SELECT dims FROM model WHERE id = ?", (model_id,))
+        rows = self._rows(SQL.model_dims, (model_id,))
         if not rows:
             return None
         if rows[0][0] != dims and (self.vector_count(model_id) or self.vector_count(model_id, names=True)):
@@ -180,7 +176,7 @@ class SqliteStore:
         return rows[0][0] if rows else None
 
     def model_source(self, model_id: str) -> str | None:
-        rows = self._rows("SELECT source FROM model WHERE id = ?", (model_id,))
+        rows = self._rows(SQL.model_source, (model_id,))
         return rows[0][0] if rows else None
 
     def activate_model(self, model_id: str, keep: Sequence[str] = ()) -> None:
@@ -192,7 +188,7 @@ class SqliteStore:
             for other, table in self._rows(f"SELECT id, vector_table FROM model WHERE id NOT IN ({marks})", kept):
                 self._conn.execute(f"DROP TABLE {table}")
                 self._conn.execute(f"DROP TABLE {table}{NAME_SUFFIX}")
-                self._conn.execute("DELETE FROM model WHERE id = ?", (other,))
+                self._conn.execute(SQL.delete_model, (other,))
             self._conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('active_model', ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -208,7 +204,7 @@ class SqliteStore:
             for model_id, table in dropped:
                 self._conn.execute(f"DROP TABLE {table}")
                 self._conn.execute(f"DROP TABLE {table}{NAME_SUFFIX}")
-                self._conn.execute("DELETE FROM model WHERE id = ?", (model_id,))
+                self._conn.execute(SQL.delete_model, (model_id,))
         return [model_id for model_id, _ in dropped]
 
     def _models_without_vectors(self, keep: Sequence[str]) -> list[tuple[str, str]]:
@@ -295,7 +291,7 @@ class SqliteStore:
         return out
 
     def count_chunks(self) -> int:
-        return self._rows("SELECT count(*) FROM chunk")[0][0]
+        return self._rows(SQL.count_chunks)[0][0]
 
     def _existing_vector_table(self, model_id: str) -> str | None:
         rows = self._rows("SELECT vector_table FROM model WHERE id = ?", (model_id,))
@@ -343,7 +339,7 @@ class SqliteStore:
 
     def mark_indexed(self, scope_id: str) -> None:
         with self._write():
-            self._conn.execute("UPDATE scope SET last_indexed_at = ? WHERE id = ?", (time.time(), scope_id))
+            self._conn.execute(SQL.mark_indexed, (time.time(), scope_id))
 
     def record_chunking(self, scope_id: str, version: int) -> None:
         with self._write():
@@ -367,19 +363,19 @@ class SqliteStore:
     def remove_scope(self, scope_id: str) -> int:
         """Delete a scope (and its worktree children); returns how many orphaned chunks were collected."""
         with self._write():
-            ids = [scope_id] + [r[0] for r in self._rows("SELECT id FROM scope WHERE parent_id = ?", (scope_id,))]
+            ids = [scope_id] + [r[0] for r in self._rows(SQL.child_scopes, (scope_id,))]
             for sid in ids:
                 self._delete_fts_for("SELECT id FROM file_chunk WHERE scope_id = ?", (sid,))
                 self._conn.execute("DELETE FROM file_chunk WHERE scope_id = ?", (sid,))
                 self._conn.execute("DELETE FROM file WHERE scope_id = ?", (sid,))
                 self._conn.execute("DELETE FROM meta WHERE key = ?", (chunking_meta_key(sid),))
-            self._conn.execute("DELETE FROM scope WHERE id = ? OR parent_id = ?", (scope_id, scope_id))
+            self._conn.execute(SQL.delete_scope_and_children, (scope_id, scope_id))
             return self._collect_orphans()
 
     # --- files ----------------------------------------------------------------------------------
 
     def file_states(self, scope_id: str) -> dict[str, FileState]:
-        rows = self._rows("SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = ?", (scope_id,))
+        rows = self._rows(SQL.file_states, (scope_id,))
         return {r[0]: FileState(*r) for r in rows}
 
     def known_chunks(self, hashes: Iterable[str]) -> dict[str, ChunkId]:
@@ -414,8 +410,7 @@ class SqliteStore:
                 table = self._registered_vector_table(model_id) if with_vectors else ""
                 for ch in new_chunks:
                     self._conn.execute(
-                        "INSERT INTO chunk (hash, text, token_count, created_at) VALUES (?, ?, ?, ?) "
-                        "ON CONFLICT(hash) DO NOTHING",
+                        SQL.insert_chunk,
                         (ch.hash, ch.text, ch.token_count, now),
                     )
                     if not with_vectors:
@@ -432,14 +427,13 @@ class SqliteStore:
                 self._delete_file(scope_id, path)
             for path, size, mtime_ns in touched:
                 self._conn.execute(
-                    "UPDATE file SET size = ?, mtime_ns = ? WHERE scope_id = ? AND path = ?",
+                    SQL.touch_file,
                     (size, mtime_ns, scope_id, path),
                 )
             for sk in skipped:
                 self._delete_file(scope_id, sk.path)
                 self._conn.execute(
-                    "INSERT INTO file (scope_id, path, size, mtime_ns, status, skip_reason, indexed_at) "
-                    "VALUES (?, ?, ?, ?, 'skipped', ?, ?)",
+                    SQL.insert_skipped_file,
                     (scope_id, sk.path, sk.size, sk.mtime_ns, sk.reason, now),
                 )
             for fw in files:
@@ -448,8 +442,7 @@ class SqliteStore:
     def _write_file(self, scope_id: str, fw: FileWrite, now: float) -> None:
         self._delete_file(scope_id, fw.path)
         file_id = self._conn.execute(
-            "INSERT INTO file (scope_id, path, size, mtime_ns, sha256, language, status, indexed_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, 'indexed', ?) RETURNING id",
+            SQL.insert_indexed_file,
             (scope_id, fw.path, fw.size, fw.mtime_ns, fw.sha256, fw.language, now),
         ).fetchall()[0][0]
         hashes = [c.chunk_hash for c in fw.chunks]
@@ -498,7 +491,7 @@ class SqliteStore:
             "DELETE FROM file_chunk WHERE file_id IN (SELECT id FROM file WHERE scope_id = ? AND path = ?)",
             (scope_id, path),
         )
-        self._conn.execute("DELETE FROM file WHERE scope_id = ? AND path = ?", (scope_id, path))
+        self._conn.execute(SQL.delete_file, (scope_id, path))
 
     def collect_garbage(self) -> int:
         """Drop chunks (and their vectors) that no file in any scope refers to any more."""
@@ -543,10 +536,8 @@ class SqliteStore:
 
     def scope_counts(self, scope_id: str) -> tuple[int, int, int]:
         """(indexed files, file_chunk rows, bytes of indexed files) for one scope."""
-        row = self._rows(
-            "SELECT count(*), coalesce(sum(size), 0) FROM file WHERE scope_id = ? AND status = 'indexed'", (scope_id,)
-        )[0]
-        chunks = self._rows("SELECT count(*) FROM file_chunk WHERE scope_id = ?", (scope_id,))[0][0]
+        row = self._rows(SQL.scope_files_and_bytes, (scope_id,))[0]
+        chunks = self._rows(SQL.scope_places, (scope_id,))[0][0]
         return row[0], chunks, row[1]
 
     # --- search reads ---------------------------------------------------------------------------
@@ -589,7 +580,7 @@ class SqliteStore:
 
     def covers_all_scopes(self, scope_ids: Sequence[str]) -> bool:
         """Whether these scopes are every scope in the store (the usual case: one indexed project)."""
-        return len(set(scope_ids)) >= self._rows("SELECT count(*) FROM scope")[0][0]
+        return len(set(scope_ids)) >= self._rows(SQL.count_scopes)[0][0]
 
     def hits_for_chunks(
         self, scope_ids: Sequence[str], chunk_ids: Sequence[ChunkId], where: HitFilter = NO_FILTER
@@ -756,9 +747,7 @@ class SqliteStore:
         )
 
     def file_row(self, scope_id: str, path: str) -> FileState | None:
-        rows = self._rows(
-            "SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = ? AND path = ?", (scope_id, path)
-        )
+        rows = self._rows(SQL.file_row, (scope_id, path))
         return FileState(*rows[0]) if rows else None
 
     # --- history --------------------------------------------------------------------------------
@@ -769,8 +758,7 @@ class SqliteStore:
         try:
             with self._write():
                 self._conn.execute(
-                    "INSERT INTO history (at, query, scope_root, mode, result_count, top_score, duration_ms) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    SQL.add_history,
                     (
                         entry.at,
                         entry.query,
@@ -789,8 +777,7 @@ class SqliteStore:
 
     def history(self, limit: int = 50) -> list[HistoryEntry]:
         rows = self._rows(
-            "SELECT at, query, scope_root, mode, result_count, top_score, duration_ms FROM history "
-            "ORDER BY id DESC LIMIT ?",
+            SQL.history,
             (limit,),
         )
         return [HistoryEntry(*r) for r in rows]
@@ -813,7 +800,7 @@ class SqliteStore:
         """Up to `limit` indexed files lacking a `model_id` outline vector, the most recently modified first,
         each with the names it defines in order."""
         files = self._rows(
-            f"SELECT f.id, f.scope_id, f.path, f.sha256 {_WITHOUT_OUTLINE} ORDER BY f.mtime_ns DESC, f.id LIMIT ?",
+            SQL.files_without_outline,
             (model_id, limit),
         )
         names = [
@@ -828,15 +815,13 @@ class SqliteStore:
         return outline_sources(files, names)
 
     def count_files_without_outline(self, model_id: str) -> int:
-        return cast(int, self._rows(f"SELECT count(*) {_WITHOUT_OUTLINE}", (model_id,))[0][0])
+        return cast(int, self._rows(SQL.count_files_without_outline, (model_id,))[0][0])
 
     def add_outlines(self, model_id: str, outlines: Sequence[tuple[OutlineSource, np.ndarray]]) -> None:
         """Store outline vectors in one transaction, each only while its file has the content it was made from."""
         with self._write():
             self._conn.executemany(
-                "INSERT INTO file_outline (file_id, model_id, vector) SELECT id, ?, ? FROM file "
-                "WHERE scope_id = ? AND path = ? AND sha256 = ? AND status = 'indexed' "
-                "ON CONFLICT (model_id, file_id) DO UPDATE SET vector = excluded.vector",
+                SQL.add_outline,
                 outline_rows(model_id, outlines),
             )
 
@@ -857,7 +842,7 @@ class SqliteStore:
         return out
 
     def _vec0_table(self, model_id: str, names: bool) -> Vec0Table | None:
-        rows = self._rows("SELECT vector_table, dims FROM model WHERE id = ?", (model_id,))
+        rows = self._rows(SQL.model_table, (model_id,))
         if not rows:
             return None
         return Vec0Table(self._conn, rows[0][0] + (NAME_SUFFIX if names else ""), rows[0][1])

@@ -1,0 +1,73 @@
+"""The SQL statements both stores run word for word, written once (both schemas name their tables and columns
+alike: schema_names.py). Only the placeholder differs: apsw binds SQLite's `?`, psycopg `%s`, so each store takes
+the set made with its own (SQLITE, POSTGRES). What the dialects write differently stays in each store: `IN (...)`
+lists against `= ANY(%s)`, FTS5 against tsvector, vec0 against pgvector tables, `meta` against `quarry_meta`."""
+
+from __future__ import annotations
+
+
+class Statements:
+    def __init__(self, p: str):
+        # --- models
+        self.model_dims = f"SELECT dims FROM model WHERE id = {p}"
+        self.model_source = f"SELECT source FROM model WHERE id = {p}"
+        self.model_table = f"SELECT vector_table, dims FROM model WHERE id = {p}"
+        self.insert_model = (
+            f"INSERT INTO model (id, dims, vector_table, source, created_at) VALUES ({p}, {p}, {p}, {p}, {p})"
+        )
+        self.delete_model = f"DELETE FROM model WHERE id = {p}"
+        # --- scopes
+        self.count_scopes = "SELECT count(*) FROM scope"
+        self.child_scopes = f"SELECT id FROM scope WHERE parent_id = {p}"
+        self.mark_indexed = f"UPDATE scope SET last_indexed_at = {p} WHERE id = {p}"
+        self.delete_scope_and_children = f"DELETE FROM scope WHERE id = {p} OR parent_id = {p}"
+        self.scope_files_and_bytes = (
+            f"SELECT count(*), coalesce(sum(size), 0) FROM file WHERE scope_id = {p} AND status = 'indexed'"
+        )
+        self.scope_places = f"SELECT count(*) FROM file_chunk WHERE scope_id = {p}"
+        # --- files and chunks
+        self.file_states = f"SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = {p}"
+        self.file_row = f"SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = {p} AND path = {p}"
+        self.delete_file = f"DELETE FROM file WHERE scope_id = {p} AND path = {p}"
+        self.touch_file = f"UPDATE file SET size = {p}, mtime_ns = {p} WHERE scope_id = {p} AND path = {p}"
+        self.insert_skipped_file = (
+            "INSERT INTO file (scope_id, path, size, mtime_ns, status, skip_reason, indexed_at) "
+            f"VALUES ({p}, {p}, {p}, {p}, 'skipped', {p}, {p})"
+        )
+        self.insert_indexed_file = (
+            "INSERT INTO file (scope_id, path, size, mtime_ns, sha256, language, status, indexed_at) "
+            f"VALUES ({p}, {p}, {p}, {p}, {p}, {p}, 'indexed', {p}) RETURNING id"
+        )
+        self.insert_chunk = (
+            f"INSERT INTO chunk (hash, text, token_count, created_at) VALUES ({p}, {p}, {p}, {p}) "
+            "ON CONFLICT (hash) DO NOTHING"
+        )
+        self.count_chunks = "SELECT count(*) FROM chunk"
+        # --- file outlines: the indexed files lacking an outline vector of a model (bound first)
+        without_outline = (
+            "FROM file f WHERE f.status = 'indexed' AND NOT EXISTS "
+            f"(SELECT 1 FROM file_outline o WHERE o.model_id = {p} AND o.file_id = f.id)"
+        )
+        self.files_without_outline = (
+            f"SELECT f.id, f.scope_id, f.path, f.sha256 {without_outline} ORDER BY f.mtime_ns DESC, f.id LIMIT {p}"
+        )
+        self.count_files_without_outline = f"SELECT count(*) {without_outline}"
+        # Written only while the file has the content the vector was made from (rows.outline_rows binds them).
+        self.add_outline = (
+            f"INSERT INTO file_outline (file_id, model_id, vector) SELECT id, {p}, {p} FROM file "
+            f"WHERE scope_id = {p} AND path = {p} AND sha256 = {p} AND status = 'indexed' "
+            "ON CONFLICT (model_id, file_id) DO UPDATE SET vector = excluded.vector"
+        )
+        # --- search history
+        self.add_history = (
+            "INSERT INTO history (at, query, scope_root, mode, result_count, top_score, duration_ms) "
+            f"VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p})"
+        )
+        self.history = (
+            "SELECT at, query, scope_root, mode, result_count, top_score, duration_ms FROM history "
+            f"ORDER BY id DESC LIMIT {p}"
+        )
+
+
+SQLITE = Statements("?")
+POSTGRES = Statements("%s")
