@@ -1,7 +1,7 @@
 """The store protocols (store/protocols.py) hold for both stores: one test body runs against a real SQLite file with
 sqlite-vec and against a real PostgreSQL server with pgvector, and asserts the same answers of each. Ids differ
-between stores, so answers are compared as (path, ordinal) places and chunk texts. The last test checks that
-every method and property of the protocols was called on each store."""
+between stores, so answers are compared as places (path, chunk hash, start line) and chunk hashes. The last test
+checks that every method and property of the protocols was called on each store."""
 
 from __future__ import annotations
 
