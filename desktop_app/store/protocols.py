@@ -173,8 +173,9 @@ class TextIndex(Protocol):
     """Literal and regex search: which chunks can hold a piece of text."""
 
     def chunks_containing(self, needles: Sequence[str]) -> np.ndarray:
-        """Sorted ids of the chunks whose text contains every one of `needles`, ignoring case; possibly more
-        (callers run the real pattern over the chunks' text)."""
+        """Sorted ids of the chunks whose text contains every one of `needles` (each of 3 characters or more:
+        search/text_pattern.py keeps no shorter one), ignoring case; possibly more (callers run the real pattern
+        over the chunks' text)."""
         ...
 
     def place_table(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> tuple[np.ndarray, list[tuple]]:

@@ -1,7 +1,8 @@
 """The SQLite store: Quarry's index in one file, with sqlite-vec for vectors and FTS5 for keywords.
 
-A SqliteStore wraps one apsw connection and is used from one thread at a time (the worker). Nothing
-outside store/sqlite/ writes SQL.
+A SqliteStore wraps one apsw connection, used from the worker's thread only (the thread contract:
+protocols.py). Its SQL is here and in store/sqlite/, but for the statements both stores run word for word
+(store/shared_sql.py) and the names of the vector tables (store/schema_names.py).
 """
 
 from __future__ import annotations
