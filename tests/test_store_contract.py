@@ -134,27 +134,26 @@ def _open(kind: str, request: pytest.FixtureRequest, tmp: Path) -> Any:
     return SqliteStore(tmp / "index.db")
 
 
-@pytest.fixture(scope="module", params=KINDS)
-def filled(request, tmp_path_factory):
-    """One store of each kind filled once for the tests that only read: (store, main id, worktree id)."""
-    tmp = tmp_path_factory.mktemp(request.param)
-    roots = (tmp / "main", tmp / "worktree")
-    store = _open(request.param, request, tmp)
+def _filled_store(request, folder: Path):
+    """A filled store of the kind `request` asks for, in `folder`: (store, main id, worktree id, roots)."""
+    roots = (folder / "main", folder / "worktree")
+    store = _open(request.param, request, folder)
     main, worktree = _fill(store, roots)
     recorded = _Recorded(store, request.param)
     yield recorded, main, worktree, roots
     recorded.close()
+
+
+@pytest.fixture(scope="module", params=KINDS)
+def filled(request, tmp_path_factory):
+    """One store of each kind filled once for the tests that only read."""
+    yield from _filled_store(request, tmp_path_factory.mktemp(request.param))
 
 
 @pytest.fixture(params=KINDS)
 def fresh(request, tmp_path):
     """A store of each kind of its own, filled, for a test that writes."""
-    roots = (tmp_path / "main", tmp_path / "worktree")
-    store = _open(request.param, request, tmp_path)
-    main, worktree = _fill(store, roots)
-    recorded = _Recorded(store, request.param)
-    yield recorded, main, worktree, roots
-    recorded.close()
+    yield from _filled_store(request, tmp_path)
 
 
 def _places(store: Any, place_ids) -> list[tuple[str, str, int]]:

@@ -10,7 +10,6 @@ from typing import Literal, get_args
 from ..store.rows import OthersClaims
 
 Phase = Literal["analyzing", "started", "in_progress", "completed", "cancelled"]
-PHASES: tuple[Phase, ...] = get_args(Phase)
 # Stage 1 writes every file's chunks and keyword index; stage 2 gives every chunk a vector of the fast
 # (static) model; stage 3 one of the contextual model, replacing stage 2's in searches chunk by chunk.
 Stage = Literal["keyword", "fast", "full"]

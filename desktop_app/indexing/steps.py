@@ -19,6 +19,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from .progress import PROGRESS_INTERVAL_S
+
 T = TypeVar("T")
 
 
@@ -47,13 +49,14 @@ def pause(seconds: float) -> Wait:
     return Wait(future)
 
 
-def run_to_end(steps: Steps[T], tick_s: float = 0.25) -> T:
-    """Drive `steps` on this thread, blocking on each wait (ticking its progress every `tick_s`)."""
+def run_to_end(steps: Steps[T]) -> T:
+    """Drive `steps` on this thread, blocking on each wait (ticking its progress every PROGRESS_INTERVAL_S, as the
+    worker's scheduler does)."""
     try:
         waiting = next(steps)
         while True:
             if waiting is not None:
-                while not wait([waiting.future], tick_s, FIRST_COMPLETED).done:
+                while not wait([waiting.future], PROGRESS_INTERVAL_S, FIRST_COMPLETED).done:
                     waiting.tick()
             waiting = steps.send(None)
     except StopIteration as end:

@@ -283,12 +283,13 @@ class Worker:
         except BaseException as exc:  # delivered to whoever awaits the job
             if not isinstance(exc, _USER_ERRORS):  # bad input is the front end's to explain; the rest is kept
                 _log.error("engine operation %r failed", operation.name, exc_info=exc)
-            self._unwatch_removed(operation)
-            self._announce(operation, exc)
-            future.set_exception(exc)
+            result = exc
+        # However it ended: the watches first, then the notice, then the future (whoever awaits it heard).
+        self._unwatch_removed(operation)
+        self._announce(operation, result)
+        if isinstance(result, BaseException):
+            future.set_exception(result)
         else:
-            self._unwatch_removed(operation)
-            self._announce(operation, result)
             future.set_result(result)
 
     def _unwatch_removed(self, operation: Read | Write) -> None:
