@@ -13,7 +13,9 @@ import numpy as np
 import psycopg
 
 from desktop_app.cli import progress_line
-from desktop_app.indexing.progress import Progress
+from desktop_app.indexing.indexer import Indexer, IndexOptions
+from desktop_app.indexing.progress import Progress, ProgressReporter
+from desktop_app.indexing.vector_fill import CLAIM_SHARE, VectorFiller
 from desktop_app.store.postgres.store import PostgresStore
 from desktop_app.store.rows import ChunkRef, FileWrite, NewChunk, OthersClaims
 from desktop_app.ui.progress_panel import progress_text
@@ -131,3 +133,29 @@ def test_a_team_index_writes_no_vector_for_a_chunk_collected_while_the_model_ran
         assert store.vector_ids("m", names=True).tolist() == [ids["a"]]
     finally:
         store.close()
+
+
+def test_an_indexers_claims_leave_most_of_the_work_to_one_joining_later(team_server, tmp_path, embedder):
+    """Issue 33 item 4: two indexers started a few seconds apart on 1,109 chunks split them 1,024 / 85, because
+    the first one's first claims took two full batches. Claims are now a share of what is left."""
+    url = team_server.new_database()
+    root = write_tree(tmp_path / "ledger", 1109, "ledger")
+    first = PostgresStore(url)
+    second = PostgresStore(url)
+    try:
+        Indexer(first, embedder, IndexOptions(until="keyword")).index(root)
+        filler = VectorFiller(first, embedder)
+        steps = filler.fill(ProgressReporter(None, str(root)), lambda: False)
+        try:
+            next(steps)  # up to the first wait for the model: this indexer's claims are in
+            held = second.claimed_elsewhere(embedder.model_id, False)
+            assert held is not None and held.indexers == 1
+            assert held.chunks <= 2 * (1109 // CLAIM_SHARE), held  # a batch embedding, the next one claimed
+            joined = second.claim_chunks(embedder.model_id, False, second.chunks_without_vectors(embedder.model_id))
+            assert len(joined) == 1109 - held.chunks
+        finally:
+            steps.close()
+            filler.close()
+    finally:
+        first.close()
+        second.close()

@@ -29,6 +29,11 @@ from .steps import Steps, pause
 # low: stage 3's throughput against the raw model's on 845 stdlib chunks was 0.82 at 128 and 0.97 at 512
 # (bench_first_index.py); small enough that a huge file's chunks become searchable piece by piece.
 BATCH = 512
+# On a team index a batch is also a claim: no more than this share of what is left, so that an indexer joining a
+# few seconds later still finds work (two indexers started apart on 1,109 chunks split them 1,024 / 85 when the
+# first claimed two full batches at once), and no fewer than CLAIM_FLOOR (throughput 0.82 of 512's at 128).
+CLAIM_SHARE = 8
+CLAIM_FLOOR = 128
 IDLE_PASSES = 3  # passes in a row that claim nothing, with no claims held elsewhere, before a fill gives up
 # How often an indexer that has run out of unclaimed chunks looks again while others hold the rest.
 OTHERS_POLL_S = 1.0
@@ -179,12 +184,14 @@ class VectorFiller:
         pending = set(order)
         position = 0
         in_flight: _Batch | None = None
+        shared = self.store.bases is not None  # a team index, where other indexers may join
         while True:
             ids: list[ChunkId] = []
             while not ids and pending:
-                batch = self.wanted.take(pending, BATCH)
+                size = min(BATCH, max(CLAIM_FLOOR, len(pending) // CLAIM_SHARE)) if shared else BATCH
+                batch = self.wanted.take(pending, size)
                 pending.difference_update(batch)  # before the scan below, which must not take them again
-                while len(batch) < BATCH and position < len(order):
+                while len(batch) < size and position < len(order):
                     if order[position] in pending:
                         batch.append(order[position])
                         pending.discard(order[position])
