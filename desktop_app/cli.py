@@ -37,6 +37,7 @@ from .indexing.git_worktrees import is_known_worktree
 from .indexing.indexer import IndexingError, IndexOptions
 from .indexing.path_text import as_latin1, first_non_utf8_name, is_utf8, shown
 from .indexing.progress import STAGES, Progress
+from .indexing.team_base import PUBLISH, BaseReport
 from .logs import setup_logging
 from .search.request import (
     CODE_SEARCH_PRESET,
@@ -126,7 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
-    p = sub.add_parser("index", help="index a folder (a main scope, or a worktree scope)")
+    p = sub.add_parser(
+        "index", help="index a folder (a main scope, a worktree scope, or on a team index this checkout's overlay)"
+    )
     _add_common(p)
     p.add_argument("path", type=_path)
     p.add_argument("--json", action="store_true", help="print a stats object on stdout at the end")
@@ -143,6 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--watch",
         action="store_true",
         help="after indexing, keep the index in step with file changes until interrupted (Ctrl+C)",
+    )
+    p.add_argument(
+        "--publish",
+        action="store_true",
+        help="team index, with --watch: each update also brings the repository's shared base to its default "
+        "branch's tip (as an index run does); without it, updates change only this checkout's own overlay",
     )
     p.add_argument(
         "--rebuild",
@@ -186,7 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="drop results scoring below this share of the best one (0..1, e.g. 0.4 as the window does)",
     )
     p.add_argument(
-        "--changed", action="store_true", help="in a worktree: only files that differ from the main repository"
+        "--changed",
+        action="store_true",
+        help="in a worktree: only files that differ from the main repository (on a team index: from the base)",
     )
     p.add_argument("--no-tests", action="store_true", help="leave out test files and folders")
     p.add_argument("--no-docs", action="store_true", help="leave out documentation (Markdown, reStructuredText, ...)")
@@ -454,7 +465,11 @@ class _Reembed:
 def _cmd_index(args: argparse.Namespace) -> int:
     if args.max_file_size <= 0:
         raise UsageError("--max-file-size must be a positive number of bytes")
-    options = IndexOptions(selection=SelectionOptions(max_file_size=args.max_file_size), until=args.until)
+    if args.publish and not args.watch:
+        raise UsageError("--publish says what --watch's updates do; an index run brings the team base up already")
+    options = IndexOptions(
+        selection=SelectionOptions(max_file_size=args.max_file_size), until=args.until, publish_updates=args.publish
+    )
     if args.rebuild:
         _move_aside_if_unusable(_location(args))
     progress = None if args.quiet else _ProgressPrinter()
@@ -559,6 +574,8 @@ def progress_line(p: Progress) -> str:
     """e.g. "in_progress, keyword index: 120/638 files, 1.2/9.8 MB" or "in_progress, model vectors: 3000/25000
     chunks (61.0/s), about 360s left"."""
     what = f"re-embedding with {p.root}" if p.task == "reembed" else _STAGE_LABELS.get(p.stage, p.stage)
+    if p.publishing:
+        what = f"team base to commit {p.publishing[:12]}, {what}"
     line = f"{p.phase}, {what}: "
     if p.stage == "keyword":
         line += f"{p.files_done}/{p.files_total} files, {p.bytes_done / 1e6:.1f}/{p.bytes_total / 1e6:.1f} MB"
@@ -596,18 +613,41 @@ def _print_stats(stats, as_json: bool, reembedded: dict | None = None) -> None:
         if stats.folders_skipped:
             folders = ", ".join(f"{n} {r}" for r, n in sorted(stats.folders_skipped.items()))
             skipped += f"; folders passed over: {folders}"
-        kind = f"worktree scope of {stats.parent_root}" if stats.scope_type == "worktree" else "main scope"
-        copied = f", {stats.files_copied} files shared with the main scope" if stats.files_copied else ""
+        kind = {
+            "worktree": f"worktree scope of {stats.parent_root}",
+            "overlay": "this checkout's overlay on the team index",
+        }.get(stats.scope_type, "main scope")
+        parent = "the base" if stats.scope_type == "overlay" else "the main scope"
+        copied = f", {stats.files_copied} files shared with {parent}" if stats.files_copied else ""
         print(
             f"{'cancelled' if stats.cancelled else 'indexed'} {stats.root} ({kind}): {stats.files_indexed} files, "
             f"{stats.chunks_total} chunks ({stats.chunks_embedded} embedded, {stats.chunks_fast} fast{copied}) "
             f"in {stats.seconds:.1f}s "
             f"on {stats.provider or 'no model run'}; skipped: {skipped}"
         )
+        if stats.base is not None:
+            print(_base_line(stats.base))
         for wt in stats.worktrees:
             if not wt["indexed"]:
                 print(f"  linked worktree not indexed yet: {wt['path']}  (quarry index {wt['path']})")
         sys.stdout.flush()
+
+
+def _base_line(base: BaseReport) -> str:
+    """What an index run did about its repository's shared base on a team index."""
+    tip = f"{base.tip.branch} at {base.tip.commit[:12]}" if base.tip else ""
+    before = base.published.commit[:12] if base.published else None
+    if base.action == PUBLISH:
+        moved = f"from {before} " if before else ""
+        if base.cancelled:
+            return f"  team base: cancelled while moving {moved}to {tip}; the next index carries on"
+        return f"  team base: moved {moved}to {tip} ({base.files_changed} files changed, {base.files_deleted} deleted)"
+    return {
+        "current": f"  team base: at {tip} already",
+        "newer": f"  team base: at {before}, newer than this clone's {tip}; pull to follow it",
+        "unknown": f"  team base: at {before}, a commit this clone lacks; fetch to compare",
+        "no-tip": "  team base: left as it is (git names no default branch here)",
+    }[base.action]
 
 
 class _ProgressPrinter:
@@ -818,7 +858,7 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
     finally:
         worker.close()
     roots = {s.scope.id: s.scope.root for s in scopes}
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "id": s.scope.id,
             "type": s.scope.type,
@@ -830,21 +870,40 @@ def _cmd_scopes(args: argparse.Namespace) -> int:
             "stale": s.scope.type == "worktree"
             and s.scope.parent_id is not None
             and not is_known_worktree(Path(s.scope.root), Path(roots[s.scope.parent_id])),
+            # A team index's base: the commit it holds, of which branch, put there by which machine when.
+            "base": None
+            if s.scope.published is None
+            else {**s.scope.published.__dict__, "at": _iso(s.scope.published.at)},
+            "differing": s.differing,  # an overlay's files that differ from its base
         }
         for s in scopes
     ]
+    location = _location(args)
     if args.json:
         print(json.dumps(rows))
-    elif not rows:
+        return 0
+    if location.is_team:
+        print(f"team index {location}: each repository's base is its committed content, shared; a checkout's own")
+        print("changes stay in its overlay, which only that checkout searches")
+    if not rows:
         print("no scopes indexed yet; run `quarry index PATH`")
-    else:
-        for r in rows:
-            print(
-                f"{r['type']:8} {r['root']}  {r['files']} files, {r['chunks']} chunks, "
-                f"indexed {r['last_indexed_at'] or 'never (incomplete)'}"
-            )
-            if r["stale"]:
-                print(f"         git no longer knows this worktree; remove it with: quarry scopes remove {r['root']}")
+    for r in rows:
+        print(
+            f"{r['type']:8} {r['root']}  {r['files']} files, {r['chunks']} chunks, "
+            f"indexed {r['last_indexed_at'] or 'never (incomplete)'}"
+        )
+        base = r["base"]
+        if base is not None:
+            at = f"{base['branch']} at commit {base['commit'][:12]}"
+            print(f"         {at}, published by {base['host']} {base['at']}")
+        elif r["type"] == "base":
+            print("         no commit yet (the next `quarry index` of a checkout brings it to its default branch)")
+        if r["differing"] is not None:
+            n = r["differing"]
+            differs = f"{n} file{'s differ' if n != 1 else ' differs'} from the base" if n else "same as its base"
+            print(f"         {differs}")
+        if r["stale"]:
+            print(f"         git no longer knows this worktree; remove it with: quarry scopes remove {r['root']}")
     return 0
 
 

@@ -176,8 +176,20 @@ def test_scopes_list_and_remove(index_copy, mixed_root):
     scopes = json.loads(quarry("scopes", "--db", index_copy, "--json", check=0).stdout)
     assert len(scopes) == 1
     s = scopes[0]
-    assert set(s) == {"id", "type", "root", "parent", "files", "chunks", "last_indexed_at", "stale"}
+    assert set(s) == {
+        "id",
+        "type",
+        "root",
+        "parent",
+        "files",
+        "chunks",
+        "last_indexed_at",
+        "stale",
+        "base",
+        "differing",
+    }
     assert s["type"] == "main" and s["root"] == str(mixed_root.resolve()) and s["files"] == 9 and s["parent"] is None
+    assert s["base"] is None and s["differing"] is None  # a team index's (test_team_checkouts.py)
     quarry("scopes", "remove", mixed_root, "--db", index_copy, check=0)
     assert json.loads(quarry("scopes", "--db", index_copy, "--json", check=0).stdout) == []
     assert quarry("scopes", "remove", mixed_root, "--db", index_copy).returncode == 1

@@ -44,8 +44,9 @@ from desktop_app.worker import ops  # noqa: E402
 from desktop_app.worker.operations import REEMBED  # noqa: E402
 from desktop_app.worker.worker import EngineConfig  # noqa: E402
 
+from .gitrepo import git, init_repo  # noqa: E402
 from .model_dirs import other_model_dir  # noqa: E402
-from .reliability import damage_middle  # noqa: E402
+from .reliability import damage_middle, quarry  # noqa: E402
 
 EMAIL_PACKAGE = Path(sys.base_prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "email"
 
@@ -937,6 +938,31 @@ def test_the_window_uses_a_team_index_from_settings_and_explains_one_it_cannot_r
     # An empty field: back to this computer's index file.
     run(qtbot, win.apply_preferences(dataclasses.replace(prefs, team_index="")), timeout=60_000)
     assert win.bridge.config.location == StoreLocation.of(index_copy) and gui_settings.team_index == ""
+    win.close()
+    win.bridge.shutdown()
+
+
+def test_on_a_team_index_the_status_bar_names_the_base_commit_and_the_users_own_changes(
+    qtbot, qasync_loop, gui_settings, team_server, mixed_root, tmp_path, monkeypatch
+):
+    """Issue 33 item 5: the window said only which server; not what the team shares, nor what is the user's own."""
+    monkeypatch.delenv("QUARRY_DB", raising=False)
+    url = team_server.new_database()
+    root = tmp_path / "shop"
+    shutil.copytree(mixed_root, root)
+    init_repo(root)
+    (root / "NOTES.md").write_text("# Notes\n\nNot committed yet.\n")
+    done = quarry("index", root, "--db", url, "--until", "keyword")
+    assert done.returncode == 0, done.stderr
+    win = MainWindow(EngineBridge(), gui_settings)
+    qtbot.addWidget(win)
+    win.show()
+    run(qtbot, win.start(EngineConfig(url)), timeout=60_000)
+    win.set_project(str(root.resolve()))
+    commit = git(root, "rev-parse", "HEAD").strip()
+    qtbot.waitUntil(lambda: f"base main @ {commit[:10]}" in win.team_label.text(), timeout=30_000)
+    assert win.team_label.isVisible() and "your changes: 1 file" in win.team_label.text()
+    assert display_url(url) in win.team_label.text() and "overlay" in win.team_label.toolTip()
     win.close()
     win.bridge.shutdown()
 

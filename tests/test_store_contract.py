@@ -456,6 +456,34 @@ def test_history_is_recorded_newest_first_without_changing_the_generation(fresh)
     assert store.history()[-1] == HistoryEntry(1000.0, "query 0", "/r", "hybrid", 0, 0.5, 12.5)
 
 
+def test_a_team_index_alone_has_a_base_per_repository_and_overlays_that_differ_from_it(fresh, tmp_path):
+    store, main, _, roots = fresh
+    bases = store.bases
+    if store._kind == "sqlite":
+        assert bases is None  # one person's checkouts: a linked worktree is a worktree scope over its main one
+        return
+    base = bases.create_base("git:c0ffee")
+    assert (base.type, base.root, base.parent_id, base.published) == ("base", "git:c0ffee", None, None)
+    assert bases.base_scope("git:c0ffee") == base and bases.create_base("git:c0ffee").id == base.id
+    assert bases.base_scope("git:other") is None
+    a_py = FileWrite("a.py", 100, 3_000, "sha-a", "python", [_ref("a", 0, "a.py", "retry_request", "function", "")])
+    b_rs = FileWrite("b.rs", 50, 2_000, "sha-b", "rust", [_ref("c", 0, "b.rs", "Matrix", "struct", "matrix")])
+    store.write_batch(base.id, MODEL, [], [a_py, b_rs])
+    overlay = store.create_scope(tmp_path / "checkout", "overlay", base.id)
+    b_changed = FileWrite("b.rs", 60, 4_000, "sha-b2", "rust", [_ref("d", 0, "b.rs", "Matrix", "struct", "matrix")])
+    new = FileWrite("c.py", 10, 1, "sha-c", "python", [_ref("b", 0, "c.py", "parse_matrix", "function", "")])
+    store.write_batch(overlay.id, MODEL, [], [a_py, b_changed, new])
+    assert bases.overlay_differences(overlay.id) == 2  # b.rs changed, c.py added
+    store.write_batch(overlay.id, MODEL, [], deleted=["a.py"])
+    assert bases.overlay_differences(overlay.id) == 3  # and a.py deleted
+    bases.publish(base.id, "c0ffee" * 6, "main")
+    published = store.scope_by_id(base.id).published
+    assert (published.commit, published.branch, published.host) == ("c0ffee" * 6, "main", store.host)
+    listed = {s.scope.id: s for s in store.list_scopes()}
+    assert listed[overlay.id].differing == 3 and listed[base.id].differing is None
+    assert listed[base.id].scope.published == published
+
+
 def test_every_protocol_member_is_run_against_both_stores(request):
     """Last in this file: each method and property of the store protocols was called on each store above."""
     module = request.node.module

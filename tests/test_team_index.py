@@ -162,11 +162,14 @@ def test_a_second_checkout_at_another_path_finds_the_scope_and_embeds_nothing(te
     assert found.returncode == 0, found.stderr
     results = json.loads(found.stdout)["results"]
     assert results[0]["path"] == "src/http_client.py" and results[0]["scope_root"] == str(other.resolve())
-    scopes = quarry("scopes", "--db", url, "--json")
-    assert len(json.loads(scopes.stdout)) == 1  # one project, two checkouts
+    scopes = json.loads(quarry("scopes", "--db", url, "--json").stdout)
+    # One project: its base, and each checkout's overlay over it, the same as the base here.
+    assert sorted((s["type"], s["differing"]) for s in scopes) == [("base", None), ("overlay", 0), ("overlay", 0)]
+    (base,) = (s for s in scopes if s["type"] == "base")
+    assert base["base"]["commit"] == git(shop, "rev-parse", "HEAD").strip()
 
 
-def test_a_linked_worktree_is_its_own_scope_inheriting_from_the_main_one(team_server, shop, tmp_path):
+def test_a_linked_worktree_is_its_own_overlay_over_the_repositorys_base(team_server, shop, tmp_path):
     url = team_server.new_database()
     assert quarry("index", shop, "--db", url).returncode == 0
     feature = tmp_path / "ana" / "shop-feature"
@@ -175,7 +178,7 @@ def test_a_linked_worktree_is_its_own_scope_inheriting_from_the_main_one(team_se
     done = quarry("index", feature, "--db", url, "--json")
     assert done.returncode == 0, done.stderr
     stats = json.loads(done.stdout.splitlines()[-1])
-    assert stats["scope_type"] == "worktree" and stats["chunks_embedded"] == 1 and stats["files_copied"] > 0
+    assert stats["scope_type"] == "overlay" and stats["chunks_embedded"] == 1 and stats["files_copied"] > 0
     hit = quarry("search", "post ledger entry", "--root", feature, "--db", url, "--json", "-k", "1")
     assert json.loads(hit.stdout)["results"][0]["symbol_name"] == "post_ledger_entry"
 

@@ -14,6 +14,7 @@ vector, and the next run carries on from there.
 
 from __future__ import annotations
 
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,12 +23,14 @@ from pathlib import Path
 
 from ..embedding.text_embedder import TextEmbedder
 from ..store.errors import ScopeRemoved
-from ..store.protocols import Store
+from ..store.identity import repository_key
+from ..store.protocols import Bases, Store
 from ..store.rows import FileState, FileWrite, NewChunk, Scope, SkippedFile
 from .chunking import CHUNKING_VERSION
 from .documents import chunk_of
 from .file_prep import Document, FilePrep, Prepared, PrepSettings, chunk_ref
 from .file_selection import Candidate, IgnoredTop, SelectionOptions, select_files
+from .git_commits import write_commit
 from .git_worktrees import main_of_linked_worktree, worktrees
 from .parse_pool import ParsePool, ParseProcessesInvalid, parse_processes
 from .path_text import as_latin1, first_non_utf8_name, is_utf8, shown
@@ -35,6 +38,7 @@ from .progress import STAGES, Progress, ProgressReporter
 from .source_reader import UNREADABLE, VANISHED
 from .step_times import StepTimes
 from .steps import Handoff, Steps, Wait, run_to_end
+from .team_base import PUBLISH, BaseReport, base_report
 from .vector_fill import VectorFiller, WantedChunks, record_model
 
 # Room in the model's window for the document header (path, symbol line) and special tokens.
@@ -69,6 +73,9 @@ class IndexOptions:
     chunk_tokens: int | None = None  # None: fit the model's window
     overlap_tokens: int = 32
     until: str = "full"  # the last stage to build (see progress.STAGES); a later run goes on from there
+    # A team index: a watched folder's updates also bring the repository's base to its default branch's tip (an
+    # index run always does); otherwise they change only the checkout's own overlay.
+    publish_updates: bool = False
 
 
 @dataclass
@@ -103,9 +110,14 @@ class IndexStats:
     parent_scope_id: str | None = None
     parent_root: str | None = None
     worktrees: list[dict] = field(default_factory=list)  # a main scope's linked worktrees: path, indexed
+    base: BaseReport | None = None  # a team index's checkout: what became of its repository's base
 
     def to_dict(self) -> dict:
-        return {**self.__dict__, "ignored_top": asdict(self.ignored_top) if self.ignored_top else None}
+        return {
+            **self.__dict__,
+            "ignored_top": asdict(self.ignored_top) if self.ignored_top else None,
+            "base": self.base.to_dict() if self.base else None,
+        }
 
 
 class Indexer:
@@ -174,11 +186,16 @@ class Indexer:
             )
         for model in filter(None, (self.embedder, self.fast)):  # the configured one first: it becomes active
             record_model(self.store, model)
+        bases = self.store.bases
+        repository = repository_key(root) if bases is not None else None
+        base = None
+        if bases is not None and repository is not None:
+            base = bases.base_scope(repository) or bases.create_base(repository)
         scope = self.store.scope_for_root(root)
         if scope is None:
             if not add:
                 raise _removed(root)
-            scope = self._new_scope(root)
+            scope = self.store.create_scope(root, "overlay", base.id) if base is not None else self._new_scope(root)
         removed = _RemovalCheck(self.store, scope.id)
 
         def stop() -> bool:
@@ -196,7 +213,49 @@ class Indexer:
         )
         reporter = ProgressReporter(progress, str(root))
         reporter.update(phase="analyzing")
+        if bases is not None and base is not None and repository is not None and (add or self.options.publish_updates):
+            stats.base = yield from self._publish(bases, repository, base, root, reporter, stop)
+            if stats.base.cancelled:
+                return self._finish(stats, reporter, started, cancelled=True)
+        cancelled = yield from self._stage_one(scope, root, stats, reporter, stop)
+        if not cancelled:
+            self._after_stage(stats, reporter, started)
+            cancelled = not (yield from self._fill_vectors(stats, reporter, started, stop))
+        return self._finish(stats, reporter, started, cancelled=cancelled)
 
+    def _publish(
+        self,
+        bases: Bases,
+        repository: str,
+        base: Scope,
+        root: Path,
+        reporter: ProgressReporter,
+        stop: Callable[[], bool],
+    ) -> Steps[BaseReport]:
+        """Bring the team index's base of the checkout at `root` to its default branch's tip when that is ahead
+        of the commit the base holds (team_base.py says when); stage 1 over the commit's files, whose vectors
+        come with the overlay's."""
+        report = base_report(root, repository, base)
+        if report.action != PUBLISH:
+            return report
+        assert report.tip is not None  # a base is brought to a tip only
+        reporter.update(publishing=report.tip.commit)
+        with tempfile.TemporaryDirectory(prefix="quarry-base-") as folder:
+            files = write_commit(root, report.tip.commit, Path(folder))
+            published = IndexStats(str(files), base.id, base.type)
+            report.cancelled = yield from self._stage_one(base, files, published, reporter, stop)
+        reporter.update(publishing=None)
+        report.files_changed, report.files_deleted = published.files_changed, published.files_deleted
+        if not report.cancelled:
+            bases.publish(base.id, report.tip.commit, report.tip.branch)
+            self.store.mark_indexed(base.id)
+        return report
+
+    def _stage_one(
+        self, scope: Scope, root: Path, stats: IndexStats, reporter: ProgressReporter, stop: Callable[[], bool]
+    ) -> Steps[bool]:
+        """Stage 1 of the folder at `root` into `scope`: every file's chunks, symbols and keyword index; True when
+        stopped before the end."""
         with self._times.step("walk"):
             selection = select_files(root, self.options.selection, stop)
         candidates = [c for c in selection.candidates if is_utf8(c.rel_path)]
@@ -213,7 +272,7 @@ class Indexer:
         stats.files_total = len(selection.candidates) + sum(1 for p, _ in selection.skipped if not p.endswith("/"))
         stats.files_unchanged = unchanged
         if stop():
-            return self._finish(stats, reporter, started, cancelled=True)
+            return True
 
         present = {c.rel_path for c in candidates}
         # A folder that could not be listed this time may be back next time: keep what it held.
@@ -235,12 +294,7 @@ class Indexer:
             ]
         stats.files_skipped = sum(stats.skipped.values())
         reporter.update(phase="started", files_total=len(todo), bytes_total=sum(c.size for c in todo))
-
-        cancelled = yield from self._run_batches(scope.id, todo, states, stats, reporter, stop)
-        if not cancelled:
-            self._after_stage(stats, reporter, started)
-            cancelled = not (yield from self._fill_vectors(stats, reporter, started, stop))
-        return self._finish(stats, reporter, started, cancelled=cancelled)
+        return (yield from self._run_batches(scope.id, todo, states, stats, reporter, stop))
 
     def _after_stage(self, stats: IndexStats, reporter: ProgressReporter, started: float) -> None:
         """Stage 1 is done: the scope's files are all in (collect chunks no file uses any more)."""

@@ -43,6 +43,9 @@ class Progress:
     # Stages 2 and 3 on a team index: this indexer has claimed all it could and waits for the chunks other
     # indexers hold claims on (they embed them, or their claims run out: a killed indexer's); None otherwise.
     awaiting: OthersClaims | None = None
+    # Stage 1 on a team index: the files counted are those of this commit, which the run brings the repository's
+    # shared base to before it indexes the checkout's own overlay (team_base.py); None otherwise.
+    publishing: str | None = None
     elapsed_s: float = 0.0
     stage_elapsed_s: float = 0.0
     task: Task = "index"  # a folder, or every chunk again with a newly chosen model

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..embedding.static_model import STATIC_MODEL_ID
 from ..embedding.text_embedder import TextEmbedder
+from ..store.identity import repository_key
 from ..store.protocols import FileKey, Store, VectorSearch
 from ..store.rows import ChunkId, HitFilter, PlaceId, Scope
 from .context import FileLines, expand
@@ -119,8 +120,10 @@ class Searcher:
         started = time.perf_counter()
         req = validate(with_inline_filters(request))
         scopes = self._scopes(req)
-        if req.filters.changed_only and any(s.type != "worktree" for s in scopes):
-            main = next(s for s in scopes if s.type != "worktree")
+        # A worktree's changes are against its main checkout; a team index checkout's (its overlay) against the
+        # repository's shared base.
+        if req.filters.changed_only and any(s.type not in ("worktree", "overlay") for s in scopes):
+            main = next(s for s in scopes if s.type not in ("worktree", "overlay"))
             raise SearchError(
                 f"changed-only search compares a worktree with its main repository, but {main.root} is not "
                 "a worktree scope",
@@ -143,6 +146,14 @@ class Searcher:
         if req.context:
             self._add_context(response.results, req.context)
         response.scopes_searched = [s.root for s in scopes]
+        bases = [s for s in scopes if s.type == "base" and s.published is not None]
+        if bases and response.notice is None:
+            published = bases[0].published
+            assert published is not None
+            response.notice = (
+                f"{bases[0].root} has no index of its own yet: searched the team's shared base ({published.branch} at "
+                f"{published.commit[:10]}), without this checkout's own changes"
+            )
         response.elapsed_ms = (time.perf_counter() - started) * 1000
         return response
 
@@ -223,18 +234,30 @@ class Searcher:
 
     def _scopes(self, req: SearchRequest) -> list[Scope]:
         if req.all_scopes and not req.roots:
-            scopes = [s.scope for s in self.store.list_scopes()]
+            # A team index's bases are searched through their checkouts' overlays, which hold the same files
+            # wherever the checkout has not changed them.
+            scopes = [s.scope for s in self.store.list_scopes() if s.scope.type != "base"]
             if not scopes:
                 raise SearchError("nothing is indexed yet", SearchRemedy.INDEX_FIRST)
             return scopes
         scopes = []
         for root in req.roots:
             resolved = Path(root).expanduser().resolve()
-            scope = self.store.scope_for_root(resolved)
+            scope = self.store.scope_for_root(resolved) or self._base_of(resolved)
             if scope is None:
                 raise SearchError(f"{resolved} is not indexed", SearchRemedy.INDEX_FIRST, str(resolved))
             scopes.append(scope)
         return scopes
+
+    def _base_of(self, checkout: Path) -> Scope | None:
+        """On a team index, a checkout not indexed yet (or by a role that may only read) searches its repository's
+        shared base, shown at the checkout's folder: the committed content, without the checkout's own changes."""
+        bases = self.store.bases
+        repository = repository_key(checkout) if bases is not None else None
+        base = bases.base_scope(repository) if bases is not None and repository is not None else None
+        if base is None or base.published is None:
+            return None
+        return replace(base, root=str(checkout))
 
     def _embed(self, query: str, layer: _Layer | None = None) -> tuple[np.ndarray | None, str | None]:
         layer = layer or self.full

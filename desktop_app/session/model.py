@@ -20,6 +20,7 @@ class SessionModel:
     def __init__(self, mode: Mode = "hybrid"):
         self.project: str | None = None  # the folder searched (a root path), indexed or not yet
         self.scopes: dict[str, ScopeSummary] = {}  # the index's folders by root
+        self.bases: dict[str, ScopeSummary] = {}  # a team index's repository bases by id (not folders)
         self.mode = mode
         self.filters = SearchFilters()
         self.text = TextOptions()  # how text mode reads the query
@@ -50,8 +51,16 @@ class SessionModel:
 
     # --- the index's folders --------------------------------------------------------------------
 
+    @property
+    def project_base(self) -> ScopeSummary | None:
+        """On a team index, the repository base the project's overlay lies over."""
+        scope = self.project_scope
+        return self.bases.get(scope.scope.parent_id or "") if scope is not None else None
+
     def set_scopes(self, summaries: Iterable[ScopeSummary]) -> None:
-        self.scopes = {s.scope.root: s for s in summaries}
+        summaries = list(summaries)
+        self.bases = {s.scope.id: s for s in summaries if s.scope.type == "base"}
+        self.scopes = {s.scope.root: s for s in summaries if s.scope.type != "base"}
         self._watched &= self.scopes.keys()  # a removed folder is no longer followed (the engine stopped)
         self._notify("scopes")
 

@@ -47,6 +47,29 @@ VectorRow = tuple[ChunkId, "np.ndarray | None", "np.ndarray | None"]
 FileKey = tuple[str, str]
 
 
+class Bases(Protocol):
+    """A team index's repositories: each has one base scope holding its committed content as of one commit,
+    shared by every checkout, and each checkout an overlay scope of its own over it (create_scope with type
+    "overlay"): its working tree, files identical to the base's mapped to the base's chunks."""
+
+    def base_scope(self, repository: str) -> Scope | None:
+        """The base of the repository with this key (identity.repository_key)."""
+        ...
+
+    def create_base(self, repository: str) -> Scope:
+        """The repository's base, made unless it exists. Its `root` is the repository's key: a base is one commit's
+        files, searched through the checkouts' overlays, never as a folder of its own."""
+        ...
+
+    def publish(self, scope_id: str, commit: str, branch: str) -> None:
+        """Record that the base now holds `commit` of `branch`, put there by this machine now."""
+        ...
+
+    def overlay_differences(self, overlay_id: str) -> int:
+        """How many of the overlay's files differ from its base's: changed, added, or deleted in the checkout."""
+        ...
+
+
 class Catalog(Protocol):
     """Scopes (indexed folders), their files, and the chunks and places the files are made of."""
 
@@ -64,6 +87,11 @@ class Catalog(Protocol):
         ...
 
     def scope_for_root(self, root: Path | str) -> Scope | None: ...
+
+    @property
+    def bases(self) -> Bases | None:
+        """A team index's shared bases (see Bases); None in a local index, which one person's checkouts share."""
+        ...
 
     def scope_by_id(self, scope_id: str) -> Scope | None: ...
 

@@ -20,11 +20,25 @@ PlaceId = NewType("PlaceId", int)
 @dataclass(frozen=True)
 class Scope:
     id: str
-    type: str  # "main" | "worktree"
-    root: str
+    # "main" | "worktree" in a local index; in a team index "base" (a repository's committed content, shared),
+    # "overlay" (one checkout's working tree over its base, never shown to another checkout) or "main" (a
+    # folder outside git)
+    type: str
+    root: str  # a team index's base: its repository's key (store/identity.py), not a folder
     parent_id: str | None
     created_at: float
     last_indexed_at: float | None
+    published: Published | None = None  # a base's commit, once one is in it
+
+
+@dataclass(frozen=True)
+class Published:
+    """The commit a team index's base holds, and who put it there when."""
+
+    commit: str
+    branch: str
+    host: str
+    at: float
 
 
 @dataclass(frozen=True)
@@ -32,6 +46,7 @@ class ScopeSummary:
     scope: Scope
     files: int
     chunks: int
+    differing: int | None = None  # an overlay's files that differ from its base (changed, added or deleted)
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,7 @@ from .search_bar import SearchBar
 from .settings_dialog import Preferences, SettingsDialog
 from .shortcuts_dialog import ShortcutsDialog
 from .skipped_dialog import SkippedDialog
+from .team_text import team_text, team_tooltip
 from .toggle_button import OptionToggle
 
 _log = logging.getLogger(__name__)
@@ -222,6 +223,7 @@ class MainWindow(QMainWindow):
         self.engine_status.skipped.linkActivated.connect(lambda _link: self.show_skipped())
         # Which index the window is on, when it is a team's: the server in its display form (never a password).
         self.team_label = QLabel()
+        self._index_location = StoreLocation()  # where the engine's index is (_show_index)
         self.team_label.setContentsMargins(6, 0, 6, 0)
         self.team_label.hide()
         self.statusBar().insertPermanentWidget(0, self.team_label)
@@ -775,6 +777,7 @@ class MainWindow(QMainWindow):
 
     def _show_scope(self) -> None:
         self.engine_status.show_scope(self.project, self.session.project_scope)
+        self.team_label.setText(team_text(self._index_location, self.session.project_scope, self.session.project_base))
         if self.project is not None and self.session.project_scope is None:
             self.engine_status.chunks.setText(self._index_state(self.project).strip(" ()"))
 
@@ -1238,10 +1241,10 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Engine restarted with the new settings.", 5000)
 
     def _show_index(self, location: StoreLocation) -> None:
+        self._index_location = location
         self.team_label.setVisible(location.is_team)
-        self.team_label.setText(f"Team index: {location}" if location.is_team else "")
-        shared = f"Searching the team index at {location}, shared with everyone who indexes there"
-        self.team_label.setToolTip(shared if location.is_team else "")
+        self.team_label.setText(team_text(location, self.session.project_scope, self.session.project_base))
+        self.team_label.setToolTip(team_tooltip(location))
 
     def _location_for(self, team_index: str, current: StoreLocation) -> StoreLocation:
         """Where the engine's index should be: the team index named in Settings (the one in use when only its

@@ -45,6 +45,8 @@ def progress_text(p: Progress) -> str:
         parts = [f"{_REEMBED_LABELS.get(p.phase, p.phase)} with {p.root}"]
     else:
         parts = [f"{PHASE_LABELS.get(p.phase, p.phase)} {Path(p.root).name} ({_STAGE_LABELS.get(p.stage, p.stage)})"]
+        if p.publishing:  # stage 1 over the commit's files, before the checkout's own
+            parts.append(f"team base to commit {p.publishing[:12]}")
     if p.stage == "keyword":
         if p.files_total:
             parts.append(f"{p.files_done:,}/{p.files_total:,} files")

@@ -115,6 +115,19 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX file_outline_file ON file_outline (file_id);
     """,
+    # 3: a repository's shared base (its committed content at one commit: which, of which branch, by which host,
+    #    when) and each checkout's private overlay over it (store/identity.py). A repository's scope so far held
+    #    the working tree of whoever indexed it last, uncommitted edits included, and a linked worktree's scope was
+    #    shared by every teammate's worktree of its branch: the first becomes the base (its next index brings it
+    #    to a commit), the second goes (each checkout's next index makes its overlay, mapping the base's chunks).
+    """
+    ALTER TABLE scope DROP CONSTRAINT scope_type_check;
+    DELETE FROM scope WHERE type = 'worktree';
+    UPDATE scope SET type = 'base' WHERE type = 'main' AND key LIKE 'git:%';
+    ALTER TABLE scope ADD CONSTRAINT scope_type_check CHECK (type IN ('main', 'worktree', 'base', 'overlay'));
+    ALTER TABLE scope ADD COLUMN base_commit text, ADD COLUMN base_branch text, ADD COLUMN published_by text,
+        ADD COLUMN published_at double precision;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

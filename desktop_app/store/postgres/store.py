@@ -2,9 +2,10 @@
 
 The same seam as the SQLite store (store.protocols.Store), with three differences a team needs:
 
-* scopes are keyed by repository identity (identity.py), not by path, so a teammate's checkout elsewhere
-  finds the same scope; `Scope.root` is this machine's path for it (the one asked about, or the last one
-  this host indexed it from);
+* a repository is known by its identity (identity.py), not by a path: its base scope holds its committed
+  content, shared by every teammate's checkout, and each checkout has an overlay scope of its own (its working
+  tree over the base, found only from that checkout; see protocols.Bases). `Scope.root` is this machine's path
+  for a scope (the one asked about, or the last one this host indexed it from);
 * chunks are keyed by content hash across all users, so a chunk embedded by anyone is never embedded again;
 * several indexers may fill in vectors at once: each claims the chunks it embeds (claim_chunks, with a
   lease a killed indexer's claims run out of), so together they embed each chunk once.
@@ -46,6 +47,7 @@ from ..rows import (
     OthersClaims,
     OutlineSource,
     PlaceId,
+    Published,
     Scope,
     ScopeSummary,
     SkippedFile,
@@ -86,6 +88,17 @@ WRITE_ATTEMPTS = 5
 
 _KEYWORDS = """setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvector('simple', %s), 'B')
     || setweight(to_tsvector('simple', %s), 'C')"""
+
+
+# An overlay's files whose content is not its base's (changed or added in the checkout), and its base's files the
+# checkout lacks (deleted there).
+_OVERLAY_DIFFERENCES = """
+    SELECT (SELECT count(*) FROM file o WHERE o.scope_id = s.id AND o.status = 'indexed' AND NOT EXISTS (
+                SELECT 1 FROM file b WHERE b.scope_id = s.parent_id AND b.path = o.path AND b.status = 'indexed'
+                AND b.sha256 = o.sha256))
+         + (SELECT count(*) FROM file b WHERE b.scope_id = s.parent_id AND b.status = 'indexed' AND NOT EXISTS (
+                SELECT 1 FROM file o WHERE o.scope_id = s.id AND o.path = b.path AND o.status = 'indexed'))
+    FROM scope s WHERE s.id = %(overlay)s"""
 
 
 def _lease_from_env() -> float:
@@ -437,11 +450,12 @@ class PostgresStore:
     # --- scopes ---------------------------------------------------------------------------------
 
     def _scope(self, row: tuple, root: str | None = None) -> Scope:
-        scope_id, type_, key, parent_id, created_at, last_indexed_at = row
+        scope_id, type_, key, parent_id, created_at, last_indexed_at, commit, branch, host, at = row
         if root is not None:
             self._roots[scope_id] = root
         shown = root or self._roots.get(scope_id) or self._local_root(scope_id) or key
-        return Scope(scope_id, type_, shown, parent_id, created_at, last_indexed_at)
+        published = Published(commit, branch, host, at) if commit is not None else None
+        return Scope(scope_id, type_, shown, parent_id, created_at, last_indexed_at, published)
 
     def _local_root(self, scope_id: str) -> str | None:
         rows = self._rows(
@@ -450,10 +464,12 @@ class PostgresStore:
         )
         return rows[0][0] if rows else None
 
-    _SCOPE_COLUMNS = "id, type, key, parent_id, created_at, last_indexed_at"
+    _SCOPE_COLUMNS = (
+        "id, type, key, parent_id, created_at, last_indexed_at, base_commit, base_branch, published_by, published_at"
+    )
 
     def scope_for_root(self, root: Path | str) -> Scope | None:
-        rows = self._rows(f"SELECT {self._SCOPE_COLUMNS} FROM scope WHERE key = %s", (scope_key(root),))
+        rows = self._rows(f"SELECT {self._SCOPE_COLUMNS} FROM scope WHERE key = %s", (scope_key(root, self.host),))
         return self._scope(rows[0], str(root)) if rows else None
 
     def scope_by_id(self, scope_id: str) -> Scope | None:
@@ -461,7 +477,11 @@ class PostgresStore:
         return self._scope(rows[0]) if rows else None
 
     def create_scope(self, root: Path | str, type_: str = "main", parent_id: str | None = None) -> Scope:
-        key = scope_key(root)
+        return self._create(scope_key(root, self.host), root, type_, parent_id)
+
+    def _create(self, key: str, root: Path | str | None, type_: str, parent_id: str | None) -> Scope:
+        """The scope with this key, made unless it exists; `root`: this machine's folder for it (a base has none:
+        it is a commit's files, not a folder's)."""
 
         def work(conn: psycopg.Connection) -> tuple:
             conn.execute(
@@ -471,10 +491,11 @@ class PostgresStore:
             )
             row = conn.execute(f"SELECT {self._SCOPE_COLUMNS} FROM scope WHERE key = %s", (key,)).fetchone()
             assert row is not None
-            self._record_checkout(conn, row[0], str(root))
+            if root is not None:
+                self._record_checkout(conn, row[0], str(root))
             return row
 
-        return self._scope(self._write(work), str(root))
+        return self._scope(self._write(work), None if root is None else str(root))
 
     def _record_checkout(self, conn: psycopg.Connection, scope_id: str, root: str) -> None:
         conn.execute(
@@ -493,13 +514,47 @@ class PostgresStore:
 
         self._write(work)
 
+    # --- bases and overlays (protocols.Bases) ---------------------------------------------------
+
+    @property
+    def bases(self) -> PostgresStore:
+        return self
+
+    def base_scope(self, repository: str) -> Scope | None:
+        rows = self._rows(f"SELECT {self._SCOPE_COLUMNS} FROM scope WHERE key = %s AND type = 'base'", (repository,))
+        return self._scope(rows[0]) if rows else None
+
+    def create_base(self, repository: str) -> Scope:
+        return self._create(repository, None, "base", None)
+
+    def publish(self, scope_id: str, commit: str, branch: str) -> None:
+        self._write(
+            lambda conn: conn.execute(
+                "UPDATE scope SET base_commit = %s, base_branch = %s, published_by = %s, published_at = %s "
+                "WHERE id = %s",
+                (commit, branch, self.host, time.time(), scope_id),
+            )
+        )
+
+    def overlay_differences(self, overlay_id: str) -> int:
+        return int(self._rows(_OVERLAY_DIFFERENCES, {"overlay": overlay_id})[0][0])
+
     def list_scopes(self) -> list[ScopeSummary]:
-        rows = self._rows(f"""
+        """Every scope but other checkouts' overlays, which only their own checkout sees."""
+        rows = self._rows(
+            f"""
             SELECT {self._SCOPE_COLUMNS},
                    (SELECT count(*) FROM file f WHERE f.scope_id = s.id AND f.status = 'indexed'),
                    (SELECT count(*) FROM file_chunk fc WHERE fc.scope_id = s.id)
-            FROM scope s""")
-        summaries = [ScopeSummary(self._scope(r[:6]), r[6], r[7]) for r in rows]
+            FROM scope s WHERE s.type <> 'overlay'
+                OR EXISTS (SELECT 1 FROM checkout c WHERE c.scope_id = s.id AND c.host = %s)""",
+            (self.host,),
+        )
+        summaries = []
+        for r in rows:
+            scope = self._scope(r[:10])
+            differing = self.overlay_differences(scope.id) if scope.type == "overlay" else None
+            summaries.append(ScopeSummary(scope, r[10], r[11], differing))
         return sorted(summaries, key=lambda s: s.scope.root)
 
     def record_chunking(self, scope_id: str, version: int) -> None:

@@ -311,6 +311,10 @@ class SqliteStore:
     def _scope(row: tuple) -> Scope:
         return Scope(*row)
 
+    @property
+    def bases(self) -> None:
+        return None  # one person's checkouts: a linked worktree is a worktree scope over its main one
+
     def scope_for_root(self, root: Path | str) -> Scope | None:
         rows = self._rows(
             "SELECT id, type, root, parent_id, created_at, last_indexed_at FROM scope WHERE root = ?", (str(root),)
