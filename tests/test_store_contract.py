@@ -484,6 +484,23 @@ def test_a_team_index_alone_has_a_base_per_repository_and_overlays_that_differ_f
     assert listed[base.id].scope.published == published
 
 
+def test_a_file_identical_to_its_parent_scopes_copy_maps_the_same_places(fresh):
+    """A worktree's or overlay's unchanged file (FileWrite.copy_of): a team index copies the parent's places in the
+    server, keywords included; the local index writes the places it is given."""
+    store, main, worktree, _ = fresh
+    team = store.bases is not None
+    refs = [] if team else [_ref("c", 0, "b.rs", "Matrix", "struct", "matrix")]
+    store.write_batch(worktree, MODEL, [], [FileWrite("b.rs", 50, 7, "sha-b", "rust", refs, copy_of=main)])
+    rows = store.file_chunk_rows(worktree, ["b.rs"])["b.rs"]
+    assert [(r.chunk_hash, r.symbol_name) for r in rows] == [("c", "Matrix")]
+    assert store.file_row(worktree, "b.rs") == FileState("b.rs", 50, 7, "sha-b", "indexed")
+    places = [p for p, _ in store.keyword_matches([worktree], ["matrix"], True, 5)]
+    assert "b.rs" in [h.path for h in store.hits_for_places(places)]  # its keywords came with it
+    if team:  # the parent's file is not that content any more: left for the next run to read again
+        store.write_batch(worktree, MODEL, [], [FileWrite("a.py", 1, 9, "sha-other", "python", [], copy_of=main)])
+        assert store.file_row(worktree, "a.py") == FileState("a.py", 100, 3_000, "sha-a", "indexed")
+
+
 def test_every_protocol_member_is_run_against_both_stores(request):
     """Last in this file: each method and property of the store protocols was called on each store above."""
     module = request.node.module

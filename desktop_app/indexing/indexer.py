@@ -521,10 +521,18 @@ class Indexer:
         )
 
     def _copies_from_parent(self, items: list[Prepared]) -> list[FileWrite]:
-        """File writes that reuse the parent scope's chunks for files identical to its copy."""
+        """File writes that reuse the parent scope's chunks for files identical to its copy: on a team index
+        copied in the server, otherwise given place by place (the local index's keyword index keeps no text to
+        copy from)."""
         if not items:
             return []
         assert self._parent_id is not None  # a copy is made only from a parent scope's file
+        if self.store.bases is not None:
+            return [
+                FileWrite(i.cand.rel_path, i.copy[0], i.cand.mtime_ns, i.copy[1], i.cand.language, [], self._parent_id)
+                for i in items
+                if i.copy is not None
+            ]
         rows = self.store.file_chunk_rows(self._parent_id, [i.cand.rel_path for i in items])
         writes = []
         for item in items:

@@ -83,6 +83,10 @@ class FileWrite:
     sha256: str
     language: str
     chunks: list[ChunkRef] = field(default_factory=list)
+    # The parent scope whose file at this path, with this sha256, holds the same places (a worktree's or an
+    # overlay's unchanged file). A team index copies them in the server, keyword index and all, and is given
+    # no `chunks`; where the parent's file changed meanwhile it leaves this file unwritten, for the next run.
+    copy_of: str | None = None
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ def git(cwd: Path, *args: str) -> None:
 
 
 def make_repository(root: Path, files: int) -> None:
-    sources = sorted(p for p in SITE.rglob("*.py") if ".venv" not in p.parts)[:files]
+    sources = sorted(SITE.rglob("*.py"))[:files]
     for source in sources:
         target = root / source.relative_to(SITE)
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -670,6 +670,9 @@ class PostgresStore:
     def _write_file(
         self, conn: psycopg.Connection, cur: psycopg.Cursor, scope_id: str, fw: FileWrite, now: float
     ) -> None:
+        if fw.copy_of is not None:
+            self._copy_file(cur, scope_id, fw, now)
+            return
         cur.execute(SQL.delete_file, (scope_id, fw.path))
         row = cur.execute(
             SQL.insert_indexed_file,
@@ -706,6 +709,31 @@ class PostgresStore:
                     for ref in fw.chunks
                 ],
             )
+
+    @staticmethod
+    def _copy_file(cur: psycopg.Cursor, scope_id: str, fw: FileWrite, now: float) -> None:
+        """A file identical to its parent scope's copy, its places copied in the server: a checkout's first index
+        over a base of 998 files (31,679 places) spent 5 of its 7.6 s sending each place and ranking its text
+        into keywords again."""
+        parent = cur.execute(
+            "SELECT id FROM file WHERE scope_id = %s AND path = %s AND sha256 = %s AND status = 'indexed'",
+            (fw.copy_of, fw.path, fw.sha256),
+        ).fetchone()
+        if parent is None:
+            return  # the parent's file changed since the run compared it: the next run reads this one again
+        cur.execute(SQL.delete_file, (scope_id, fw.path))
+        row = cur.execute(
+            SQL.insert_indexed_file,
+            (scope_id, fw.path, fw.size, fw.mtime_ns, fw.sha256, fw.language, now),
+        ).fetchone()
+        assert row is not None  # RETURNING gives the new row
+        cur.execute(
+            "INSERT INTO file_chunk (file_id, scope_id, chunk_id, ordinal, start_line, end_line, chunk_type, "
+            "symbol_name, symbol_type, parent_symbol, keywords) SELECT %s, %s, chunk_id, ordinal, start_line, "
+            "end_line, chunk_type, symbol_name, symbol_type, parent_symbol, keywords FROM file_chunk "
+            "WHERE file_id = %s ORDER BY ordinal",
+            (row[0], scope_id, parent[0]),
+        )
 
     def collect_garbage(self) -> int:
         return self._write(self._collect_orphans)
