@@ -90,11 +90,6 @@ _KEYWORDS = """setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvecto
     || setweight(to_tsvector('simple', %s), 'C')"""
 
 
-def _reads_files(where: HitFilter) -> bool:
-    """Whether filter_sql's condition for `where` names the file row (`f`), which a query must then join."""
-    return bool(where.globs or where.changed_only or where.languages)
-
-
 # A binary COPY: an 11-byte signature, 32-bit flags and the length of an extension area; then per row a 16-bit
 # field count, a 32-bit length and the value (big-endian); then a 16-bit -1.
 _COPY_ROW = np.dtype([("fields", ">i2"), ("length", ">i4"), ("value", ">i8")])
@@ -737,6 +732,11 @@ class PostgresStore:
             args.append([n.lower() for n in where.symbol_names])
         return " AND ".join(clauses), args
 
+    @staticmethod
+    def reads_files(where: HitFilter) -> bool:
+        """Whether filter_sql's condition for `where` names the file row (`f`), which a query must then join."""
+        return bool(where.globs or where.changed_only or where.languages)
+
     def _files_matching(self, scope_ids: Sequence[str], globs: Sequence[str]) -> list[int]:
         """Ids of the files in these scopes whose paths the globs match (gitignore rules, as in every store),
         kept until the next write: a search asks once for each of its sides, and each keystroke again (9 ms
@@ -754,7 +754,7 @@ class PostgresStore:
         them, sent as one binary copy (ids_of) and made distinct here: the server's DISTINCT hashed and sorted
         a million ids again (~0.2 s) where numpy takes ~20 ms."""
         cond, args = self.filter_sql(scope_ids, where)
-        files = "JOIN file f ON f.id = fc.file_id " if _reads_files(where) else ""
+        files = "JOIN file f ON f.id = fc.file_id " if self.reads_files(where) else ""
         return np.unique(self.ids_of(f"SELECT fc.chunk_id FROM file_chunk fc {files}WHERE {cond}", args))
 
     def ids_of(self, sql: str, args: Sequence = ()) -> np.ndarray:

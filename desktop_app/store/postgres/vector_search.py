@@ -128,7 +128,8 @@ class PgVectorSearch:
         # Candidates a walk is expected to visit before k of them are allowed.
         needed = math.ceil(WALK_MARGIN * k / share)
         issued = self._filters.get(id(allowed))
-        if issued is not None and issued[0] is allowed and self._walks_iteratively(conn):
+        if needed > MAX_EF_SEARCH and issued is not None and issued[0] is allowed and self._walks_iteratively(conn):
+            # Past ef_search's ceiling a walk would fall short of k; an iterative one goes on.
             if len(allowed) * EXACT_US_PER_CHUNK <= needed * ITERATIVE_US_PER_CANDIDATE:
                 return self._exact(conn, table, vector, allowed, k)
             return self._walk_filtered(conn, table, vector, issued[1], issued[2], k)
@@ -184,12 +185,14 @@ class PgVectorSearch:
         the server and goes on until k pass (or it has read MAX_SCAN_TUPLES). Relaxed order: the walk may
         yield a candidate after a nearer one it finds later, so the k found are sorted again."""
         cond, args = self.store.filter_sql(scope_ids, where)
-        conn.execute(f"SET LOCAL hnsw.ef_search = {int(max(self.store.ef_search, k))}")
+        files = "JOIN file f ON f.id = fc.file_id " if self.store.reads_files(where) else ""
+        # The first MAX_EF_SEARCH candidates are those of the cost model's walk; the walk goes on from there.
+        conn.execute(f"SET LOCAL hnsw.ef_search = {MAX_EF_SEARCH}")
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         conn.execute(f"SET LOCAL hnsw.max_scan_tuples = {MAX_SCAN_TUPLES}")
         rows = conn.execute(
             f"WITH w AS MATERIALIZED (SELECT v.chunk_id, v.embedding <=> %s AS d FROM {table} v "
-            "WHERE EXISTS (SELECT 1 FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+            f"WHERE EXISTS (SELECT 1 FROM file_chunk fc {files}"
             f"WHERE fc.chunk_id = v.chunk_id AND {cond}) ORDER BY v.embedding <=> %s LIMIT %s) "
             "SELECT chunk_id, 1 - d FROM w ORDER BY d",
             [vector, *args, vector, k],
