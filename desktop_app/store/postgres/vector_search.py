@@ -18,6 +18,12 @@ costs ~4.5 us a chunk (2,000 chunks 9 ms; every chunk by a sequential scan 43 ms
 walk's own query, which the planner also chose for exact scoring of large sets: 50,000 ids took 14 ms to
 plan, the walk still stopped after ef_search candidates (19 of 50 results), and without the index the
 list is searched row by row (5.8 s).
+
+Measured on 1.1M chunks (bench_team.py's store, pgvector 0.8.2 on PostgreSQL 18, two cores, load 1.1), for a
+filter allowing 42,248 chunks (3.8%): exact scoring 102 ms, a walk of ef 1,000 kept 37.5 of the 50 asked for,
+an iterative walk found all 50 in 109 ms. An iterative walk starts from ef_search candidates (here 1,000, so
+that it keeps at least what the cost model's walk finds), which costs a walk of 1,000 even where 70 would
+do (77-320 ms for shares of 15-91%), so it serves only past ef_search's ceiling.
 """
 
 from __future__ import annotations
