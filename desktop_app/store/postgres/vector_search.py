@@ -4,9 +4,13 @@ Unfiltered searches walk the HNSW index with `hnsw.ef_search` candidates (the se
 default, `--ef-search` to trade speed for recall). A search restricted to some chunks (a scope in a shared
 index, a language, a glob) takes whichever of two ways costs less in the server: scoring every allowed chunk
 exactly, or walking the index for enough candidates that, at the allowed share of all chunks, a quarter more
-than asked for are expected to be allowed, and keeping those (pgvector 0.6, which pgserver bundles, filters
-only after its walk, and has no iterative scan). The allowed ids stay in this process; only the exact way
-sends them. The search's code and name lookups each have a connection of their own, so they run side by side.
+than asked for are expected to be allowed, and keeping those. That walk is the cost model's guess for pgvector
+before 0.8 (pgserver bundles 0.6.2), which filters only after its walk. Where the server's pgvector has
+iterative index scans (0.8 and later, read from the extension's version at run time), the walk instead checks
+each candidate against the filter in the server (its SQL, a semi-join on the places) and goes on until k pass,
+so no guess of ef falls short; exact scoring still serves allowed sets small enough to cost less. The allowed
+ids stay in this process; only the exact way sends them. The search's code and name lookups each have a
+connection of their own, so they run side by side.
 
 Measured on 100K chunks of 384 dims (bench_team.py's store, pgserver on two quiet cores): scoring exactly
 costs ~4.5 us a chunk (2,000 chunks 9 ms; every chunk by a sequential scan 43 ms), a walk ~70 us a candidate
@@ -14,13 +18,19 @@ costs ~4.5 us a chunk (2,000 chunks 9 ms; every chunk by a sequential scan 43 ms
 walk's own query, which the planner also chose for exact scoring of large sets: 50,000 ids took 14 ms to
 plan, the walk still stopped after ef_search candidates (19 of 50 results), and without the index the
 list is searched row by row (5.8 s).
+
+Measured on 1.1M chunks (bench_team.py's store, pgvector 0.8.2 on PostgreSQL 18, two cores, load 1.1), for a
+filter allowing 42,248 chunks (3.8%): exact scoring 102 ms, a walk of ef 1,000 kept 37.5 of the 50 asked for,
+an iterative walk found all 50 in 109 ms. An iterative walk starts from ef_search candidates (here 1,000, so
+that it keeps at least what the cost model's walk finds), which costs a walk of 1,000 even where 70 would
+do (77-320 ms for shares of 15-91%), so it serves only past ef_search's ceiling.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,6 +50,12 @@ WALK_US_PER_CANDIDATE = 70.0
 WALK_MARGIN = 1.25
 # pgvector's ceiling for hnsw.ef_search.
 MAX_EF_SEARCH = 1000
+# pgvector 0.8's iterative index scans, and the candidates one may read (its default).
+ITERATIVE_SCAN_SINCE = (0, 8, 0)
+MAX_SCAN_TUPLES = 20_000
+ITERATIVE_US_PER_CANDIDATE = 70.0
+# Allowed sets whose filter nearest() still knows (a search's few, kept until the next write).
+MAX_FILTERS = 32
 
 
 class PgVectorSearch:
@@ -53,6 +69,9 @@ class PgVectorSearch:
         self._allowed: UntilNextWrite[tuple, np.ndarray] = until_next_write()
         # Rows by vector table, with the generation they were counted at (read on the scan thread's connection).
         self._counts: dict[str, tuple[int, int]] = {}
+        # The allowed sets handed out lately, by their identity: (the set, its scopes, its filter).
+        self._filters: dict[int, tuple[np.ndarray, tuple[str, ...], HitFilter]] = {}
+        self._iterative: bool | None = None  # whether the server's pgvector walks iteratively (read once)
 
     def _table(self, names: bool, conn: psycopg.Connection | None = None) -> str | None:
         """The model's vector table, looked up once it exists (a search asks for it four times)."""
@@ -79,10 +98,19 @@ class PgVectorSearch:
 
     def allowed(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray | None:
         """None when every chunk is allowed (no filter, every scope); else the allowed ids, cached until the
-        next write anywhere."""
+        next write anywhere. A set handed out here stands for its filter too: where the server walks its index
+        iteratively, nearest() gives the server the filter, never the ids."""
         if where == NO_FILTER and self.store.covers_all_scopes(scope_ids):
             return None
-        return self._allowed.get((tuple(scope_ids), where), lambda: self.store.scope_chunk_ids(scope_ids, where))
+
+        def read() -> np.ndarray:
+            ids = self.store.scope_chunk_ids(scope_ids, where)
+            self._filters[id(ids)] = (ids, tuple(scope_ids), where)
+            while len(self._filters) > MAX_FILTERS:
+                del self._filters[next(iter(self._filters))]
+            return ids
+
+        return self._allowed.get((tuple(scope_ids), where), read)
 
     def nearest(
         self, query: np.ndarray, allowed: np.ndarray | None, k: int, names: bool = False
@@ -103,7 +131,15 @@ class PgVectorSearch:
         if allowed is None:
             return self._walk(conn, table, vector, max(self.store.ef_search, k), k)
         share = min(1.0, len(allowed) / max(1, self._vector_count(conn, table)))
-        ef = min(MAX_EF_SEARCH, max(self.store.ef_search, k, math.ceil(WALK_MARGIN * k / share)))
+        # Candidates a walk is expected to visit before k of them are allowed.
+        needed = math.ceil(WALK_MARGIN * k / share)
+        issued = self._filters.get(id(allowed))
+        if needed > MAX_EF_SEARCH and issued is not None and issued[0] is allowed and self._walks_iteratively(conn):
+            # Past ef_search's ceiling a walk would fall short of k; an iterative one goes on.
+            if len(allowed) * EXACT_US_PER_CHUNK <= needed * ITERATIVE_US_PER_CANDIDATE:
+                return self._exact(conn, table, vector, allowed, k)
+            return self._walk_filtered(conn, table, vector, issued[1], issued[2], k)
+        ef = min(MAX_EF_SEARCH, max(self.store.ef_search, k, needed))
         if len(allowed) * EXACT_US_PER_CHUNK <= ef * WALK_US_PER_CANDIDATE:
             return self._exact(conn, table, vector, allowed, k)
         walked = self._walk(conn, table, vector, ef, ef)
@@ -120,6 +156,52 @@ class PgVectorSearch:
         rows = conn.execute(
             f"SELECT chunk_id, 1 - (embedding <=> %s) FROM {table} ORDER BY embedding <=> %s LIMIT %s",
             (vector, vector, limit),
+        ).fetchall()
+        return [(ChunkId(r[0]), float(r[1])) for r in rows]
+
+    @property
+    def walks_iteratively(self) -> bool:
+        """Whether the server's pgvector has iterative index scans (0.8 and later), from the extension's
+        installed version (a server whose library was upgraded runs ALTER EXTENSION vector UPDATE to use them)."""
+        if self._iterative is None:
+            self._iterative = self._read_iterative(lambda sql: self.store.execute_read(sql))
+        return self._iterative
+
+    def _walks_iteratively(self, conn: psycopg.Connection) -> bool:
+        """walks_iteratively, read on a scan thread's own connection."""
+        if self._iterative is None:
+            self._iterative = self._read_iterative(lambda sql: conn.execute(sql).fetchall())
+        return self._iterative
+
+    @staticmethod
+    def _read_iterative(read: Callable[[str], list[tuple]]) -> bool:
+        rows = read("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        return bool(rows) and _version(rows[0][0]) >= ITERATIVE_SCAN_SINCE
+
+    def _walk_filtered(
+        self,
+        conn: psycopg.Connection,
+        table: str,
+        vector: np.ndarray,
+        scope_ids: tuple[str, ...],
+        where: HitFilter,
+        k: int,
+    ) -> list[tuple[ChunkId, float]]:
+        """The k nearest allowed chunks by an iterative walk that checks each candidate against the filter in
+        the server and goes on until k pass (or it has read MAX_SCAN_TUPLES). Relaxed order: the walk may
+        yield a candidate after a nearer one it finds later, so the k found are sorted again."""
+        cond, args = self.store.filter_sql(scope_ids, where)
+        files = "JOIN file f ON f.id = fc.file_id " if self.store.reads_files(where) else ""
+        # The first MAX_EF_SEARCH candidates are those of the cost model's walk; the walk goes on from there.
+        conn.execute(f"SET LOCAL hnsw.ef_search = {MAX_EF_SEARCH}")
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        conn.execute(f"SET LOCAL hnsw.max_scan_tuples = {MAX_SCAN_TUPLES}")
+        rows = conn.execute(
+            f"WITH w AS MATERIALIZED (SELECT v.chunk_id, v.embedding <=> %s AS d FROM {table} v "
+            f"WHERE EXISTS (SELECT 1 FROM file_chunk fc {files}"
+            f"WHERE fc.chunk_id = v.chunk_id AND {cond}) ORDER BY v.embedding <=> %s LIMIT %s) "
+            "SELECT chunk_id, 1 - d FROM w ORDER BY d",
+            [vector, *args, vector, k],
         ).fetchall()
         return [(ChunkId(r[0]), float(r[1])) for r in rows]
 
@@ -154,3 +236,13 @@ class PgVectorSearch:
             (np.asarray(query, dtype=np.float32), [int(c) for c in chunk_ids]),
         )
         return {ChunkId(r[0]): float(r[1]) for r in rows}
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """'0.8.2' as (0, 8, 2); a part that is not a number ends it."""
+    parts: list[int] = []
+    for part in text.split("."):
+        if not part.isdigit():
+            break
+        parts.append(int(part))
+    return tuple(parts)

