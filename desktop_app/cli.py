@@ -634,8 +634,9 @@ def _print_stats(stats, as_json: bool, reembedded: dict | None = None) -> None:
 
 
 def _base_line(base: BaseReport) -> str:
-    """What an index run did about its repository's shared base on a team index."""
-    tip = f"{base.tip.branch} at {base.tip.commit[:12]}" if base.tip else ""
+    """What an index run did about its repository's shared base on a team index, e.g. "team base: moved from
+    3f2a9c1e07aa to main 9b1c0de4f2a1 (3 files changed, 0 deleted)"."""
+    tip = f"{base.tip.branch} {base.tip.commit[:12]}" if base.tip else ""
     before = base.published.commit[:12] if base.published else None
     if base.action == PUBLISH:
         moved = f"from {before} " if before else ""
@@ -643,9 +644,9 @@ def _base_line(base: BaseReport) -> str:
             return f"  team base: cancelled while moving {moved}to {tip}; the next index carries on"
         return f"  team base: moved {moved}to {tip} ({base.files_changed} files changed, {base.files_deleted} deleted)"
     return {
-        "current": f"  team base: at {tip} already",
-        "newer": f"  team base: at {before}, newer than this clone's {tip}; pull to follow it",
-        "unknown": f"  team base: at {before}, a commit this clone lacks; fetch to compare",
+        "current": f"  team base: already at {tip}",
+        "newer": f"  team base: stays at {before}, newer than this clone's {tip}; pull to follow it",
+        "unknown": f"  team base: stays at {before}, a commit this clone lacks; fetch to compare",
         "no-tip": "  team base: left as it is (git names no default branch here)",
     }[base.action]
 
