@@ -47,6 +47,7 @@ from desktop_app.worker.worker import EngineConfig  # noqa: E402
 from .gitrepo import git, init_repo  # noqa: E402
 from .model_dirs import other_model_dir  # noqa: E402
 from .reliability import damage_middle, quarry  # noqa: E402
+from .team_server import database_of  # noqa: E402
 
 EMAIL_PACKAGE = Path(sys.base_prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "email"
 
@@ -960,9 +961,13 @@ def test_on_a_team_index_the_status_bar_names_the_base_commit_and_the_users_own_
     run(qtbot, win.start(EngineConfig(url)), timeout=60_000)
     win.set_project(str(root.resolve()))
     commit = git(root, "rev-parse", "HEAD").strip()
-    qtbot.waitUntil(lambda: f"base main @ {commit[:10]}" in win.team_label.text(), timeout=30_000)
-    assert win.team_label.isVisible() and "your changes: 1 file" in win.team_label.text()
-    assert display_url(url) in win.team_label.text() and "overlay" in win.team_label.toolTip()
+    server = f"{team_server.folder.name}/{database_of(url)}"
+    qtbot.waitUntil(lambda: win.team_label.text() == f"Team index {server} · base main {commit[:8]}", timeout=30_000)
+    assert win.team_label.isVisible() and win.engine_status.chunks.text().endswith(" files · 1 file yours")
+    assert display_url(url) in win.team_label.toolTip() and "overlay" in win.team_label.toolTip()
+    # The whole of it shows at the default size, beside the scope and the model (once the bar has laid it out).
+    labels = (win.team_label, win.engine_status.chunks)
+    qtbot.waitUntil(lambda: all(label.width() >= label.sizeHint().width() for label in labels), timeout=10_000)
     win.close()
     win.bridge.shutdown()
 

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QLabel, QStatusBar
 
 from ..search.results import Coverage
 from ..store.rows import ScopeSummary
+from .team_text import own_changes
 
 
 def coverage_text(coverage: Coverage) -> str:
@@ -37,9 +38,9 @@ class EngineStatus:
         )
         self.skipped = QLabel("")  # a "Skipped (N)" link after an index run that passed files over
         self.skipped.setToolTip("Files the last index run passed over, and why")
-        self.provider = QLabel(f"Provider: {provider_label(None)}")
+        # The model and where it runs share a label: the bar has room for a team index's server and base beside them.
         self.model = QLabel("Model: loading…")
-        for label in (self.scope, self.chunks, self.coverage, self.skipped, self.provider, self.model):
+        for label in (self.scope, self.chunks, self.coverage, self.skipped, self.model):
             label.setContentsMargins(6, 0, 6, 0)
             bar.addPermanentWidget(label)
 
@@ -54,7 +55,7 @@ class EngineStatus:
         if summary is None:
             self.chunks.setText("not indexed")
         else:
-            self.chunks.setText(f"{summary.chunks:,} chunks · {summary.files:,} files")
+            self.chunks.setText(f"{summary.chunks:,} chunks · {summary.files:,} files{own_changes(summary)}")
 
     def show_skipped(self, count: int) -> None:
         self.skipped.setText(f'<a href="skipped">Skipped ({count:,})</a>' if count else "")
@@ -63,6 +64,5 @@ class EngineStatus:
         self.coverage.setText(coverage_text(coverage) if coverage is not None and coverage.chunks else "")
 
     def show_engine(self, model: str | None, provider: str | None, problem: str = "") -> None:
-        self.provider.setText(f"Provider: {provider_label(provider)}")
-        self.model.setText(f"Model: {model}" if model else "Model: unavailable")
-        self.model.setToolTip(problem)
+        self.model.setText(f"Model: {model} on {provider_label(provider)}" if model else "Model: unavailable")
+        self.model.setToolTip(problem or f"Runs on {provider_label(provider)}")

@@ -221,7 +221,8 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.engine_status = EngineStatus(self.statusBar())
         self.engine_status.skipped.linkActivated.connect(lambda _link: self.show_skipped())
-        # Which index the window is on, when it is a team's: the server in its display form (never a password).
+        # Which index the window is on, when it is a team's: the server (never a password) and the commit of the
+        # project's base (team_text.py); the project's files that are the user's own follow its counts.
         self.team_label = QLabel()
         self._index_location = StoreLocation()  # where the engine's index is (_show_index)
         self.team_label.setContentsMargins(6, 0, 6, 0)
@@ -777,7 +778,7 @@ class MainWindow(QMainWindow):
 
     def _show_scope(self) -> None:
         self.engine_status.show_scope(self.project, self.session.project_scope)
-        self.team_label.setText(team_text(self._index_location, self.session.project_scope, self.session.project_base))
+        self.team_label.setText(team_text(self._index_location, self.session.project_base))
         if self.project is not None and self.session.project_scope is None:
             self.engine_status.chunks.setText(self._index_state(self.project).strip(" ()"))
 
@@ -1243,7 +1244,7 @@ class MainWindow(QMainWindow):
     def _show_index(self, location: StoreLocation) -> None:
         self._index_location = location
         self.team_label.setVisible(location.is_team)
-        self.team_label.setText(team_text(location, self.session.project_scope, self.session.project_base))
+        self.team_label.setText(team_text(location, self.session.project_base))
         self.team_label.setToolTip(team_tooltip(location))
 
     def _location_for(self, team_index: str, current: StoreLocation) -> StoreLocation:
