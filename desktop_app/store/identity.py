@@ -11,8 +11,8 @@ and each checkout of it (a clone, or a linked worktree) by that key plus `#<host
 its own overlay, its working tree over the base, which only that checkout searches. A folder outside git (or in
 a repository with no commit yet) is `dir:<host>:<absolute path>`, which only that machine can share.
 
-Keys are cached per folder for the process: a search looks its scope up each time (three git calls,
-~10 ms, would double a search's time).
+Repository keys are cached per folder for the process: a search looks its scope up each time (two git calls,
+several milliseconds, would double a search's time).
 """
 
 from __future__ import annotations
