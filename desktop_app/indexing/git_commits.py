@@ -85,8 +85,8 @@ def write_commit(root: Path, commit: str, dest: Path) -> Path:
     Each file's modification time is taken from its blob id, so a file has the same size and time in every
     export and on every machine exactly when its content is the same: an index of one export compared with
     another's re-reads only the files that changed (Indexer._plan compares size and time)."""
-    prefix = _git(root, "rev-parse", "--show-prefix") or ""
-    top = Path(_git(root, "rev-parse", "--show-toplevel") or root)
+    where = (_git(root, "rev-parse", "--show-toplevel", "--show-prefix") or "").splitlines()
+    top, prefix = Path(where[0]), where[1] if len(where) > 1 else ""  # the prefix is empty at the top
     listing = subprocess.run(
         ["git", "-C", str(top), "ls-tree", "-r", "-z", "--full-tree", commit, "--", prefix or "."],
         capture_output=True,

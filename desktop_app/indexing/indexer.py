@@ -186,16 +186,16 @@ class Indexer:
             )
         for model in filter(None, (self.embedder, self.fast)):  # the configured one first: it becomes active
             record_model(self.store, model)
+        # On a team index, a checkout of a repository: its base, and the repository's key.
+        team: tuple[Bases, str, Scope] | None = None
         bases = self.store.bases
-        repository = repository_key(root) if bases is not None else None
-        base = None
-        if bases is not None and repository is not None:
-            base = bases.base_scope(repository) or bases.create_base(repository)
+        if bases is not None and (repository := repository_key(root)) is not None:
+            team = (bases, repository, bases.base_scope(repository) or bases.create_base(repository))
         scope = self.store.scope_for_root(root)
         if scope is None:
             if not add:
                 raise _removed(root)
-            scope = self.store.create_scope(root, "overlay", base.id) if base is not None else self._new_scope(root)
+            scope = self.store.create_scope(root, "overlay", team[2].id) if team else self._new_scope(root)
         removed = _RemovalCheck(self.store, scope.id)
 
         def stop() -> bool:
@@ -213,8 +213,8 @@ class Indexer:
         )
         reporter = ProgressReporter(progress, str(root))
         reporter.update(phase="analyzing")
-        if bases is not None and base is not None and repository is not None and (add or self.options.publish_updates):
-            stats.base = yield from self._publish(bases, repository, base, root, reporter, stop)
+        if team is not None and (add or self.options.publish_updates):
+            stats.base = yield from self._publish(*team, root, reporter, stop)
             if stats.base.cancelled:
                 return self._finish(stats, reporter, started, cancelled=True)
         cancelled = yield from self._stage_one(scope, root, stats, reporter, stop)

@@ -778,7 +778,7 @@ class MainWindow(QMainWindow):
 
     def _show_scope(self) -> None:
         self.engine_status.show_scope(self.project, self.session.project_scope)
-        self.team_label.setText(team_text(self._index_location, self.session.project_base))
+        self._show_team()
         if self.project is not None and self.session.project_scope is None:
             self.engine_status.chunks.setText(self._index_state(self.project).strip(" ()"))
 
@@ -1244,8 +1244,12 @@ class MainWindow(QMainWindow):
     def _show_index(self, location: StoreLocation) -> None:
         self._index_location = location
         self.team_label.setVisible(location.is_team)
-        self.team_label.setText(team_text(location, self.session.project_base))
         self.team_label.setToolTip(team_tooltip(location))
+        self._show_team()
+
+    def _show_team(self) -> None:
+        """A team index's server and the project's base commit ("" on the local index)."""
+        self.team_label.setText(team_text(self._index_location, self.session.project_base))
 
     def _location_for(self, team_index: str, current: StoreLocation) -> StoreLocation:
         """Where the engine's index should be: the team index named in Settings (the one in use when only its

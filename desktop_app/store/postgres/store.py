@@ -93,15 +93,14 @@ _KEYWORDS = """setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvecto
     || setweight(to_tsvector('simple', %s), 'C')"""
 
 
-# An overlay's files whose content is not its base's (changed or added in the checkout), and its base's files the
-# checkout lacks (deleted there).
+# Of the overlay `s`: its files whose content is not its base's (changed or added in the checkout), and its base's
+# files the checkout lacks (deleted there).
 _OVERLAY_DIFFERENCES = """
-    SELECT (SELECT count(*) FROM file o WHERE o.scope_id = s.id AND o.status = 'indexed' AND NOT EXISTS (
-                SELECT 1 FROM file b WHERE b.scope_id = s.parent_id AND b.path = o.path AND b.status = 'indexed'
-                AND b.sha256 = o.sha256))
-         + (SELECT count(*) FROM file b WHERE b.scope_id = s.parent_id AND b.status = 'indexed' AND NOT EXISTS (
-                SELECT 1 FROM file o WHERE o.scope_id = s.id AND o.path = b.path AND o.status = 'indexed'))
-    FROM scope s WHERE s.id = %(overlay)s"""
+    ((SELECT count(*) FROM file o WHERE o.scope_id = s.id AND o.status = 'indexed' AND NOT EXISTS (
+        SELECT 1 FROM file b WHERE b.scope_id = s.parent_id AND b.path = o.path AND b.status = 'indexed'
+        AND b.sha256 = o.sha256))
+     + (SELECT count(*) FROM file b WHERE b.scope_id = s.parent_id AND b.status = 'indexed' AND NOT EXISTS (
+        SELECT 1 FROM file o WHERE o.scope_id = s.id AND o.path = b.path AND o.status = 'indexed')))"""
 
 # A binary COPY: an 11-byte signature, 32-bit flags and the length of an extension area; then per row a 16-bit
 # field count, a 32-bit length and the value (big-endian); then a 16-bit -1.
@@ -551,24 +550,21 @@ class PostgresStore:
         )
 
     def overlay_differences(self, overlay_id: str) -> int:
-        return int(self._rows(_OVERLAY_DIFFERENCES, {"overlay": overlay_id})[0][0])
+        return int(self._rows(f"SELECT {_OVERLAY_DIFFERENCES} FROM scope s WHERE s.id = %s", (overlay_id,))[0][0])
 
     def list_scopes(self) -> list[ScopeSummary]:
-        """Every scope but other checkouts' overlays, which only their own checkout sees."""
+        """Every scope but other machines' overlays, which only their own checkout sees."""
         rows = self._rows(
             f"""
             SELECT {self._SCOPE_COLUMNS},
                    (SELECT count(*) FROM file f WHERE f.scope_id = s.id AND f.status = 'indexed'),
-                   (SELECT count(*) FROM file_chunk fc WHERE fc.scope_id = s.id)
+                   (SELECT count(*) FROM file_chunk fc WHERE fc.scope_id = s.id),
+                   CASE WHEN s.type = 'overlay' THEN {_OVERLAY_DIFFERENCES} END
             FROM scope s WHERE s.type <> 'overlay'
                 OR EXISTS (SELECT 1 FROM checkout c WHERE c.scope_id = s.id AND c.host = %s)""",
             (self.host,),
         )
-        summaries = []
-        for r in rows:
-            scope = self._scope(r[:10])
-            differing = self.overlay_differences(scope.id) if scope.type == "overlay" else None
-            summaries.append(ScopeSummary(scope, r[10], r[11], differing))
+        summaries = [ScopeSummary(self._scope(r[:10]), r[10], r[11], r[12]) for r in rows]
         return sorted(summaries, key=lambda s: s.scope.root)
 
     def record_chunking(self, scope_id: str, version: int) -> None:
@@ -687,18 +683,12 @@ class PostgresStore:
         if fw.copy_of is not None:
             self._copy_file(cur, scope_id, fw, now)
             return
-        cur.execute(SQL.delete_file, (scope_id, fw.path))
-        row = cur.execute(
-            SQL.insert_indexed_file,
-            (scope_id, fw.path, fw.size, fw.mtime_ns, fw.sha256, fw.language, now),
-        ).fetchone()
-        assert row is not None  # RETURNING gives the new row
-        file_id = row[0]
         hashes = list(dict.fromkeys(c.chunk_hash for c in fw.chunks))
         ids = self._chunk_ids(conn, hashes)
         missing = set(hashes) - ids.keys()
         if missing:
             raise StoreError(f"internal error: {len(missing)} chunk(s) referenced before they were stored")
+        file_id = self._replace_file_row(cur, scope_id, fw, now)
         if fw.chunks:
             cur.executemany(
                 "INSERT INTO file_chunk (file_id, scope_id, chunk_id, ordinal, start_line, end_line, chunk_type, "
@@ -725,7 +715,17 @@ class PostgresStore:
             )
 
     @staticmethod
-    def _copy_file(cur: psycopg.Cursor, scope_id: str, fw: FileWrite, now: float) -> None:
+    def _replace_file_row(cur: psycopg.Cursor, scope_id: str, fw: FileWrite, now: float) -> int:
+        """The file's row written afresh (its old row and places dropped); its id."""
+        cur.execute(SQL.delete_file, (scope_id, fw.path))
+        row = cur.execute(
+            SQL.insert_indexed_file,
+            (scope_id, fw.path, fw.size, fw.mtime_ns, fw.sha256, fw.language, now),
+        ).fetchone()
+        assert row is not None  # RETURNING gives the new row
+        return int(row[0])
+
+    def _copy_file(self, cur: psycopg.Cursor, scope_id: str, fw: FileWrite, now: float) -> None:
         """A file identical to its parent scope's copy, its places copied in the server: a checkout's first index
         over a base of 998 files (31,679 places) spent 5 of its 7.6 s sending each place and ranking its text
         into keywords again."""
@@ -735,18 +735,12 @@ class PostgresStore:
         ).fetchone()
         if parent is None:
             return  # the parent's file changed since the run compared it: the next run reads this one again
-        cur.execute(SQL.delete_file, (scope_id, fw.path))
-        row = cur.execute(
-            SQL.insert_indexed_file,
-            (scope_id, fw.path, fw.size, fw.mtime_ns, fw.sha256, fw.language, now),
-        ).fetchone()
-        assert row is not None  # RETURNING gives the new row
         cur.execute(
             "INSERT INTO file_chunk (file_id, scope_id, chunk_id, ordinal, start_line, end_line, chunk_type, "
             "symbol_name, symbol_type, parent_symbol, keywords) SELECT %s, %s, chunk_id, ordinal, start_line, "
             "end_line, chunk_type, symbol_name, symbol_type, parent_symbol, keywords FROM file_chunk "
             "WHERE file_id = %s ORDER BY ordinal",
-            (row[0], scope_id, parent[0]),
+            (self._replace_file_row(cur, scope_id, fw, now), scope_id, parent[0]),
         )
 
     def collect_garbage(self) -> int:
