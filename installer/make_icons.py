@@ -20,7 +20,7 @@ PNG_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)  # the hicolor sizes desktops as
 ICO_SIZES = (16, 24, 32, 48, 64, 128, 256)  # 256 is the largest an .ico entry can declare
 # .icns entry types holding PNG data, by pixel size; the @2x types let Retina screens pick sharper images.
 ICNS_TYPES = ((b"icp4", 16), (b"icp5", 32), (b"icp6", 64), (b"ic07", 128), (b"ic08", 256), (b"ic09", 512),
-              (b"ic10", 1024), (b"ic11", 32), (b"ic12", 64), (b"ic13", 256), (b"ic14", 512))
+              (b"ic10", 1024), (b"ic11", 32), (b"ic12", 64), (b"ic13", 256), (b"ic14", 512))  # fmt: skip
 
 
 def render_png(renderer: QSvgRenderer, size: int) -> bytes:

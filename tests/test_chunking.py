@@ -721,6 +721,44 @@ def test_bash():
     assert [(c.start_line, c.end_line) for c in chunks if c.symbol_name is None] == [(1, 2), (14, 14)]
 
 
+# nvm.sh's shape: the whole script in one `{ ... }`, so that a half-downloaded file runs nothing, and functions
+# defined only when a condition holds.
+BASH_WRAPPED = """#!/bin/sh
+{ # this ensures the entire script is downloaded #
+
+nvm_has() {
+  type "${1-}" >/dev/null 2>&1
+}
+
+if [ -n "${ZSH_VERSION-}" ]; then
+  nvm_is_zsh() {
+    return 0
+  }
+elif [ -n "${KSH_VERSION-}" ]; then
+  nvm_is_ksh() {
+    return 0
+  }
+else
+  nvm_is_zsh() {
+    return 1
+  }
+fi
+
+nvm "$@"
+} # this ensures the entire script is downloaded #
+"""
+
+
+def test_shell_functions_inside_a_brace_group_or_an_if_are_symbols():
+    chunks = chunks_of(BASH_WRAPPED, "bash", "nvm.sh")
+    assert symbols(chunks) == [
+        ("nvm_has", "function", None, 4, 6),
+        ("nvm_is_zsh", "function", None, 9, 11),
+        ("nvm_is_ksh", "function", None, 13, 15),
+        ("nvm_is_zsh", "function", None, 17, 19),
+    ]
+
+
 KOTLIN = """
 package com.example.cart
 

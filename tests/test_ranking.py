@@ -156,7 +156,7 @@ def test_the_file_whose_outline_answers_the_question_raises_its_best_chunk(embed
     assert by_dates.score > by_headers.score
 
 
-def test_in_a_sentence_only_a_name_spelt_as_typed_takes_the_name_tier():
+def test_in_a_sentence_no_name_takes_the_name_tier():
     """ "how pandoc converts a document to LaTeX" is about LaTeX output, not a function `latex`; `LaTeX` alone
     still puts `latex` first."""
     named, writer = candidate("Citeproc/BibTeX.hs", 1, 0.40), candidate("Writers/Output.hs", 9, 0.60)
@@ -166,6 +166,33 @@ def test_in_a_sentence_only_a_name_spelt_as_typed_takes_the_name_tier():
     assert writer.score > named.score
     rank_scores([named, writer], parse("LaTeX"), "hybrid", CODE_SEARCH_PRESET)
     assert named.score > writer.score
+
+
+def test_a_type_a_doc_comment_names_gives_way_to_the_function_it_describes():
+    """Go's doc comment "Returns a DecodeHookFunc that converts strings to net.IP" is a question about the function
+    that returns one: the type `DecodeHookFunc`, named as typed, used to take the name tier above it. Named among
+    code-like words (`DecodeHookFunc and StringToIPHookFunc`) or alone, the type still comes first."""
+    named = candidate("mapstructure.go", 171, 0.45, "type")
+    named.hit, named.exact_symbol, named.keyword = replace(named.hit, symbol_name="DecodeHookFunc"), True, 1.0
+    function = candidate("decode_hooks.go", 140, 0.62)
+    function.hit, function.keyword = replace(function.hit, symbol_name="StringToIPHookFunc"), 0.5
+    question = parse("Returns a DecodeHookFunc that converts strings to net.IP")
+    assert question.is_sentence
+    rank_scores([named, function], question, "hybrid", CODE_SEARCH_PRESET)
+    assert function.score > named.score
+    for code in ("DecodeHookFunc", "DecodeHookFunc and StringToIPHookFunc", "type DecodeHookFunc"):
+        assert not parse(code).is_sentence, code
+        rank_scores([named, function], parse(code), "hybrid", CODE_SEARCH_PRESET)
+        assert named.score >= fusion.EXACT_TIER > function.score, code
+
+
+def test_a_test_named_after_the_question_stays_discounted():
+    """nvm's test scripts are named after the function they test (`test/fast/Unit tests/nvm_download`): the raise
+    for the query's words in the path is discounted with the rest of a test's score."""
+    test = candidate("test/fast/Unit tests/nvm_download_artifact error propagation", 30, 0.60)
+    code = candidate("nvm.sh", 125, 0.55)
+    rank_scores([test, code], parse("download artifact error propagation"), "hybrid", NO_RERANK)
+    assert code.score > test.score
 
 
 def test_a_types_header_cut_into_windows_is_one_result_spanning_them():

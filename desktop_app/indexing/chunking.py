@@ -21,8 +21,9 @@ from desktop_app.indexing.syntax import COMMENT, Definition, outline
 # The version of how files are cut into chunks: bump it with every change that cuts a file differently, so that
 # an index made before the change is cut again on its next index (unchanged chunks keep their vectors: chunks
 # are stored by content). 1: everything before this was recorded; 2: parsing again after a lost stretch; 3: C macros,
-# C functions in a lost stretch, JavaScript's assigned and nested functions and object literals' methods.
-CHUNKING_VERSION = 3
+# C functions in a lost stretch, JavaScript's assigned and nested functions and object literals' methods; 4: shell
+# functions inside `{ ... }` and `if` blocks.
+CHUNKING_VERSION = 4
 
 _PROSE_LANGUAGES = frozenset(kind.language for kind in EXTENSIONS.values() if kind.kind == "docs")
 _CONFIG_LANGUAGES = frozenset(kind.language for kind in EXTENSIONS.values() if kind.kind == "config")

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from ..identifiers import split_identifier
 
 _TOKEN = re.compile(r"\w+")
+# Words besides identifiers that make a query prose rather than code (ParsedQuery.is_sentence).
+SENTENCE_WORDS = 3
 MAX_TERMS = 64
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*$")
 # Words too common in natural-language questions to say anything about code.
@@ -97,6 +99,13 @@ class ParsedQuery:
     words: tuple[str, ...]  # content words, identifiers split, stopwords dropped (the store folds case)
     identifiers: tuple[str, ...]  # whole identifiers as typed (`read_file`, `JSONDecoder`, `a.b.c` -> c)
     looks_like_identifier: bool  # the whole query is one identifier or dotted path
+
+    @property
+    def is_sentence(self) -> bool:
+        """The query is prose: SENTENCE_WORDS or more of its words are not identifiers ("Returns a DecodeHookFunc
+        that converts strings", not `MapAccess and SeqAccess` or `def parse_args`)."""
+        names = set(self.identifiers)
+        return sum(1 for token in _TOKEN.findall(self.text) if token not in names) >= SENTENCE_WORDS
 
 
 def _looks_like_code(token: str) -> bool:
