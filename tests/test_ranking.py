@@ -68,6 +68,20 @@ def test_docs_config_and_tests_are_discounted_unless_asked_for():
         assert not is_test_path(path), path
 
 
+def test_a_rust_unit_test_in_the_file_it_tests_is_discounted():
+    """Rust's unit tests live in a `mod tests` of the file they test: bit-vec's `test_big_xnor` outranked
+    `BitVec.xnor` for "Calculates the xnor of two bitvectors"."""
+    plain = query_evidence(parse("calculates the xnor of two bitvectors"))
+    assert kind_factor("src/lib.rs", plain, "tests") == kind_factor("src/lib.rs", plain, "graph.tests") == TEST_FACTOR
+    assert kind_factor("src/lib.rs", plain, "BitVec") == kind_factor("src/lib.rs", plain, "Contest") == 1.0
+    assert kind_factor("src/lib.rs", query_evidence(parse("tests of xnor")), "tests") == 1.0
+    test, method = candidate("src/lib.rs", 1489, 0.60), candidate("src/lib.rs", 515, 0.50)
+    test.hit = replace(test.hit, symbol_name="test_big_xnor", parent_symbol="tests")
+    method.hit = replace(method.hit, symbol_name="xnor", parent_symbol="BitVec")
+    rank_scores([test, method], parse("Calculates the xnor of two bitvectors."), "hybrid", NO_RERANK)
+    assert method.score > test.score
+
+
 def candidate(path: str, line: int, similarity: float, chunk_type: str = "function") -> Candidate:
     hit = Hit(
         PlaceId(line), ChunkId(line), "s", path, "python", line, line + 5, chunk_type, f"f{line}", "function",

@@ -160,7 +160,7 @@ def rank_scores(
                 * chunk_factor(c.hit.chunk_type)
                 + PATH_WEIGHT * path_match(c.hit.path, query)
             )
-            * kind_factor(c.hit.path, query)
+            * kind_factor(c.hit.path, query, c.hit.parent_symbol)
             * scale
             for c in candidates
         ]
