@@ -309,6 +309,24 @@ _RETRY_TS = (
     + "  return base;\n}\n"
 )
 
+_BACKUP_TS = """export interface Backup {
+  total: number;
+  copied: number;
+}
+
+export function startBackup(total: number): Backup {
+  return { total, copied: 0 };
+}
+"""
+
+_BACKUP_PAGES_TS = """import { Backup } from "./backup";
+
+export function pagesLeftToCopy(backup: Backup): number {
+  const pagesLeft = backup.total - backup.copied;
+  return pagesLeft;
+}
+"""
+
 
 @pytest.fixture(scope="module")
 def ranked_repo(tmp_path_factory, embedder):
@@ -319,6 +337,8 @@ def ranked_repo(tmp_path_factory, embedder):
         "test/errors.test.ts": _ERRORS_TEST,
         "src/retry.ts": _RETRY_TS,
         "src/legacy.ts": _LEGACY_TS,
+        "src/backup.ts": _BACKUP_TS,
+        "src/pages.ts": _BACKUP_PAGES_TS,
     }.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
@@ -340,6 +360,15 @@ def test_the_class_a_user_names_outranks_the_readme_heading_and_the_test(ranked_
     assert (results[1].symbol_name, results[0].score > results[1].score >= 0.9) == ("httpError", True)
     words = _search(ranked_repo, "error thrown when a response has a failing status code")
     assert words[0].path == "src/errors.ts"
+
+
+def test_a_function_a_sentence_names_is_not_taken_for_the_one_it_describes(ranked_repo):
+    """A doc comment names the other functions its function works with: sqlite's "Return the number of pages still
+    to be backed up as of the most recent call to sqlite3_backup_step" put `sqlite3_backup_step` first. Named
+    alone, that function comes first."""
+    question = "Return the number of pages left to copy in a backup started by startBackup"
+    assert _search(ranked_repo, question)[0].symbol_name == "pagesLeftToCopy"
+    assert _search(ranked_repo, "startBackup")[0].symbol_name == "startBackup"
 
 
 def test_a_long_function_is_one_result_not_one_per_window(ranked_repo):

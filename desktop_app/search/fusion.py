@@ -18,9 +18,9 @@
   from an already ranked file keeps a share of its blend (SATURATION), compounding.
 * tiers: outside semantic mode, a chunk whose symbol name is exactly the name the query is ranks in a
   tier of its own, 0.9..0.95 (0.95..1 when spelt as typed), and so does one named as typed among code-like
-  words (`MapAccess and SeqAccess`); a name in a sentence is keyword evidence only. So a definition asked for
-  by name comes first; the rest scale into 0..0.9. Rerank boosts (RerankOptions) move results within their
-  tier, never across it.
+  words (`MapAccess and SeqAccess`); a name in a sentence is keyword evidence only, as strong as its words'
+  match (pipeline.py). So a definition asked for by name comes first; the rest scale into 0..0.9. Rerank
+  boosts (RerankOptions) move results within their tier, never across it.
 """
 
 from __future__ import annotations
@@ -127,8 +127,8 @@ def rank_scores(
     then loses a share (SATURATION), so ten hits of one file do not push a second relevant file off the
     first page. Exact and semantic modes keep their plain blend, as the user asked."""
     # `Request` typed: the class, before a `request` method. A name spelt as typed in code-like words (`MapAccess and
-    # SeqAccess`, `def parse_args`) takes the tier too; a name in a sentence does not, and counts as keyword
-    # evidence: "Returns a DecodeHookFunc that converts strings to net.IP" describes a function that returns
+    # SeqAccess`, `def parse_args`) takes the tier too; a name in a sentence does not, and counts as its words'
+    # keyword match: "Returns a DecodeHookFunc that converts strings to net.IP" describes a function that returns
     # one, and "how pandoc converts a document to LaTeX" is about LaTeX output, not a function `latex`. Giving
     # names spelt as typed the tier in sentences too put the type first for 9 % of the Go doc-comment set's
     # questions; without it (hybrid, full index): the doc-comment sets Go 0.426 -> 0.445, TypeScript 0.509 ->
