@@ -16,11 +16,11 @@
   best-ranked chunk by what the file's outline means (its path and names: FILE_OUTLINE) and by the support
   of the file's other candidates (FILE_SUPPORT); each further definition
   from an already ranked file keeps a share of its blend (SATURATION), compounding.
-* tiers: outside semantic mode, a chunk whose symbol name is exactly the name the query is ranks in a
-  tier of its own, 0.9..0.95 (0.95..1 when spelt as typed), and so does one named as typed among code-like
-  words (`MapAccess and SeqAccess`); a name in a sentence is keyword evidence only, as strong as its words'
-  match (pipeline.py). So a definition asked for by name comes first; the rest scale into 0..0.9. Rerank
-  boosts (RerankOptions) move results within their tier, never across it.
+* tiers: outside semantic mode, a chunk whose symbol name is the whole query ranks in a tier of its own,
+  0.9..0.95 (0.95..1 when spelt as typed), and so does one named as typed among code-like words (`MapAccess
+  and SeqAccess`); a name in a sentence is keyword evidence only, as strong as its words' match
+  (pipeline.py). So a definition asked for by name comes first; the rest scale into 0..0.9. Rerank boosts
+  (RerankOptions) move results within their tier, never across it.
 """
 
 from __future__ import annotations
