@@ -236,3 +236,20 @@ def test_a_reader_that_stops_early_ends_the_output_quietly(index_copy, mixed_roo
     proc.stdout.close()
     assert proc.wait(timeout=120) == 0
     assert proc.stderr.read() == ""
+
+
+def test_a_command_on_a_local_index_does_not_import_the_team_index_driver(index_copy, mixed_root):
+    """psycopg was a third of a cold `quarry index`'s start-up (0.33 of 1.23 s, loaded) on every local index; it is
+    imported for a postgresql:// location only."""
+    probe = (
+        "import sys, runpy\n"
+        f"sys.argv = ['quarry', '--db', {str(index_copy)!r}, 'scopes']\n"
+        "try:\n"
+        "    runpy.run_module('desktop_app', run_name='__main__')\n"
+        "except SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        "print('psycopg' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False"

@@ -30,7 +30,7 @@ from desktop_app.search.request import (
     SearchRequest,  # noqa: E402
 )
 from desktop_app.store.location import StoreLocation  # noqa: E402
-from desktop_app.store.postgres.connection import display_url  # noqa: E402
+from desktop_app.store.postgres.urls import display_url  # noqa: E402
 from desktop_app.ui.app_settings import AppSettings  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
 from desktop_app.ui.quick_open import QuickOpen  # noqa: E402

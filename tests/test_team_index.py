@@ -20,8 +20,8 @@ from desktop_app.search.pipeline import Searcher
 from desktop_app.search.request import SearchFilters, SearchRequest
 from desktop_app.store.errors import StoreError, StoreUnusable
 from desktop_app.store.location import StoreLocation, open_store
-from desktop_app.store.postgres.connection import display_url, redact
 from desktop_app.store.postgres.store import PostgresStore
+from desktop_app.store.postgres.urls import display_url, redact
 from desktop_app.store.rows import FileState, FileWrite
 from desktop_app.store.sqlite.store import SqliteStore
 

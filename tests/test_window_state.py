@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from desktop_app.app import _open_at_start  # noqa: E402
 from desktop_app.bridge.engine_bridge import EngineBridge  # noqa: E402
 from desktop_app.indexing.progress import Progress  # noqa: E402
-from desktop_app.store.postgres.connection import display_url  # noqa: E402
+from desktop_app.store.postgres.urls import display_url  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
 from desktop_app.ui.progress_panel import PHASE_LABELS, progress_text  # noqa: E402
 from desktop_app.ui.quick_open import QuickOpen  # noqa: E402

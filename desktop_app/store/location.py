@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import StoreError
-from .postgres.connection import check_url as check_url  # BadTeamUrl (errors.py) unless libpq reads it; no I/O
-from .postgres.connection import display_url as display_url  # a team index URL as shown: never its password
-from .postgres.connection import has_password as has_password  # whether a URL holds a password
-from .postgres.connection import is_postgres_url, redact
-from .postgres.store import PostgresStore
+from .postgres.urls import check_url as check_url  # BadTeamUrl (errors.py) unless libpq reads it; no I/O
+from .postgres.urls import display_url as display_url  # a team index URL as shown: never its password
+from .postgres.urls import has_password as has_password  # whether a URL holds a password
+from .postgres.urls import is_postgres_url, redact
 from .protocols import Store
 from .sqlite import connection
 from .sqlite.connection import busy_timeout_ms as busy_timeout_ms  # QUARRY_BUSY_TIMEOUT_MS, checked (StoreError)
@@ -74,6 +73,9 @@ def open_store(location: StoreLocation | Path | str, ef_search: int = DEFAULT_EF
     """Open (creating and migrating as needed) the store at `location`; raises StoreError."""
     where = StoreLocation.of(location)
     if where.url is not None:
+        # Imported for a team index only: psycopg is a third of a cold command's start-up (postgres/urls.py).
+        from .postgres.store import PostgresStore
+
         return PostgresStore(where.url, ef_search=ef_search)
     return SqliteStore(where.file)
 
