@@ -807,7 +807,9 @@ def _print_response(response, with_context: bool, whole_paths: bool = False) -> 
                     mark = ">" if r.start_line <= n <= r.end_line else " "
                     print(f"  {mark}{n:5} {line}")
     weaker = f"; {response.below_cutoff} weaker left out" if response.below_cutoff else ""
-    print(f"({len(response.results)} results in {response.elapsed_ms:.1f} ms, {response.effective_mode}{weaker})")
+    count = len(response.results)
+    results = f"{count} result{'' if count == 1 else 's'}"
+    print(f"({results} in {response.elapsed_ms:.1f} ms, {response.effective_mode}{weaker})")
 
 
 def _shown_path(result, whole: bool) -> str:

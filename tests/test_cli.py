@@ -253,3 +253,10 @@ def test_a_command_on_a_local_index_does_not_import_the_team_index_driver(index_
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_the_closing_line_counts_one_result_in_the_singular(index_copy, mixed_root):
+    one = quarry("search", "retry failed http requests", "--root", mixed_root, "--db", index_copy, "-k", "1").stdout
+    assert "(1 result in " in one.strip().splitlines()[-1]
+    two = quarry("search", "retry failed http requests", "--root", mixed_root, "--db", index_copy, "-k", "2").stdout
+    assert "(2 results in " in two.strip().splitlines()[-1]

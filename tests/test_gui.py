@@ -181,6 +181,14 @@ def test_typing_fills_the_tree_once_typing_pauses(qtbot, window):
     assert "results in" in window.statusBar().currentMessage()
 
 
+def test_the_status_bar_counts_one_result_in_the_singular(qtbot, window):
+    search(qtbot, window, "calculer_moyenne")
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        qtbot.keyClick(window.search_bar, Qt.Key.Key_3, Qt.KeyboardModifier.AltModifier)  # exact words
+    assert window.tree.hit_count == 1
+    assert window.statusBar().currentMessage().startswith("1 result in ")
+
+
 def test_results_are_one_ranked_list_or_grouped_by_file_with_their_rank_and_why(qtbot, window):
     """Issue 14, item 2: the ranking stays visible (a group sat at position 18 for its second-best hit),
     definitions are named with their parent, and the badges and score say why a row is there."""

@@ -912,8 +912,10 @@ class MainWindow(QMainWindow):
             found += f" in {response.elapsed_ms:.0f} ms (text)"
         else:
             weaker = f"; {response.below_cutoff} weaker left out" if response.below_cutoff else ""
+            count = len(response.results)
             found = (
-                f"{len(response.results)} results in {response.elapsed_ms:.0f} ms ({response.effective_mode}){weaker}"
+                f"{count} result{'' if count == 1 else 's'} in {response.elapsed_ms:.0f} ms "
+                f"({response.effective_mode}){weaker}"
             )
         if seq != self._rerun_seq:
             # Said for the user's own searches only: a re-run's count would replace what an index run just said
