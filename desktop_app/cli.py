@@ -62,6 +62,7 @@ from .store.location import (
     move_aside,
 )
 from .store.rows import OthersClaims
+from .wording import counted
 from .worker import ops
 from .worker.engine import EngineConfig
 from .worker.operations import FOLDER_BACK, FOLDER_GONE, UPDATE, ChangeNotice, Write
@@ -807,8 +808,7 @@ def _print_response(response, with_context: bool, whole_paths: bool = False) -> 
                     mark = ">" if r.start_line <= n <= r.end_line else " "
                     print(f"  {mark}{n:5} {line}")
     weaker = f"; {response.below_cutoff} weaker left out" if response.below_cutoff else ""
-    count = len(response.results)
-    results = f"{count} result{'' if count == 1 else 's'}"
+    results = counted(len(response.results), "result")
     print(f"({results} in {response.elapsed_ms:.1f} ms, {response.effective_mode}{weaker})")
 
 

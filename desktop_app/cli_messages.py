@@ -5,6 +5,7 @@ from __future__ import annotations
 from .indexing.file_selection import IgnoredTop
 from .search.request import SearchError, SearchRemedy
 from .store.errors import Remedy, StoreError
+from .wording import counted
 from .worker.ops import ScopeNotFound
 
 _STORE_REMEDIES = {
@@ -43,8 +44,7 @@ def ignored_top_line(files_indexed: int, ignored: IgnoredTop) -> str:
         if rule.source == ".quarryignore"
         else f"to index them anyway, add a .quarryignore beside it that re-includes them, such as !{rule.pattern}"
     )
-    files = f"{files_indexed:,} {'file' if files_indexed == 1 else 'files'}"
     return (
-        f"{files}: the folder's {rule.source} excludes {rule.pattern} "
+        f"{counted(files_indexed, 'file')}: the folder's {rule.source} excludes {rule.pattern} "
         f"({ignored.entries_ignored:,} of the {ignored.entries:,} entries at its top are ignored); {remedy}"
     )

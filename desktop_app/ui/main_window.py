@@ -59,6 +59,7 @@ from ..session.search_session import Enter, SearchSession
 from ..store.errors import Remedy, ScopeRemoved, StoreError, StoreUnusable
 from ..store.location import StoreLocation, default_location, display_url, move_aside
 from ..store.rows import HistoryEntry, ScopeSummary
+from ..wording import counted
 from ..worker import ops
 from ..worker.engine import EngineConfig
 from ..worker.operations import FOLDER_BACK, FOLDER_GONE, UPDATE, Change, ChangeNotice
@@ -906,15 +907,12 @@ class MainWindow(QMainWindow):
             else:
                 more = "" if response.text_complete else " (more files match)"
             matches, files = response.matches_total or 0, response.files_matched
-            found = (
-                f"{matches:,} match{'' if matches == 1 else 'es'} in {files:,} file{'' if files == 1 else 's'}{more}"
-            )
+            found = f"{counted(matches, 'match', 'matches')} in {counted(files, 'file')}{more}"
             found += f" in {response.elapsed_ms:.0f} ms (text)"
         else:
             weaker = f"; {response.below_cutoff} weaker left out" if response.below_cutoff else ""
-            count = len(response.results)
             found = (
-                f"{count} result{'' if count == 1 else 's'} in {response.elapsed_ms:.0f} ms "
+                f"{counted(len(response.results), 'result')} in {response.elapsed_ms:.0f} ms "
                 f"({response.effective_mode}){weaker}"
             )
         if seq != self._rerun_seq:
@@ -1333,8 +1331,7 @@ def _ignored_top_text(name: str, files_indexed: int, ignored: IgnoredTop) -> str
         if rule.source == ".quarryignore"
         else f"To index them anyway, add a .quarryignore beside it that re-includes them, such as {'!' + rule.pattern}."
     )
-    files = f"{files_indexed:,} {'file' if files_indexed == 1 else 'files'}"
     return (
-        f"Indexed {files} of {name}: its {rule.source} excludes {rule.pattern} "
+        f"Indexed {counted(files_indexed, 'file')} of {name}: its {rule.source} excludes {rule.pattern} "
         f"({ignored.entries_ignored:,} of the {ignored.entries:,} entries at its top). {remedy}"
     )

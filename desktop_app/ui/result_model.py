@@ -10,6 +10,7 @@ from PySide6.QtGui import QFont, QStandardItem, QStandardItemModel
 
 from ..identifiers import qualified
 from ..search.results import SearchResponse, SearchResult
+from ..wording import counted
 
 RESULT_ROLE = Qt.ItemDataRole.UserRole + 1  # the SearchResult on a hit row; None on a file row
 COLUMNS = ("Result", "Score", "Why")
@@ -84,7 +85,7 @@ class ResultModel(QStandardItemModel):
         ranked = sorted(results, key=lambda r: order[(r.scope_root, r.path)])
         for (_, path), group in groupby(ranked, key=lambda r: (r.scope_root, r.path)):
             hits = list(group)
-            file_item = QStandardItem(f"{path}   ({len(hits)} {'hit' if len(hits) == 1 else 'hits'})")
+            file_item = QStandardItem(f"{path}   ({counted(len(hits), 'hit')})")
             file_item.setFont(bold)
             file_item.setToolTip(f"{hits[0].scope_root}/{path}")
             file_item.setData(None, RESULT_ROLE)

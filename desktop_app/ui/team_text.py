@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..store.location import StoreLocation
 from ..store.rows import ScopeSummary
+from ..wording import counted
 
 
 def team_text(location: StoreLocation, base: ScopeSummary | None) -> str:
@@ -27,7 +28,7 @@ def own_changes(project: ScopeSummary) -> str:
     n = project.differing
     if n is None:
         return ""
-    return f" · {n:,} file{'s' if n != 1 else ''} yours" if n else " · none yours"
+    return f" · {counted(n, 'file')} yours" if n else " · none yours"
 
 
 def server_name(location: StoreLocation) -> str:
