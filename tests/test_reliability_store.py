@@ -24,6 +24,7 @@ import apsw
 import pytest
 
 from desktop_app.search.request import SearchRequest
+from desktop_app.store.errors import StoreUnusable
 from desktop_app.store.sqlite import soundness
 from desktop_app.store.sqlite.connection import move_aside
 from desktop_app.store.sqlite.soundness import OPEN_CHECK_MAX_BYTES
@@ -338,3 +339,34 @@ def test_a_long_lived_process_does_not_call_the_index_damaged_after_another_proc
         assert [r.path for r in found.results] == ["pkg11/zebra_299.py"]
     finally:
         worker.close()
+
+
+def test_a_big_index_found_sound_is_read_whole_again_only_after_something_else_changed_it(
+    index_copy, mixed_root, monkeypatch
+):
+    """A no-op index run of the Linux kernel's 9 GB index read every page before writing (46 of its 60 s), though
+    the file was exactly as the previous run had left it. Now a write reads a big index whole only when it is not
+    as a Quarry process last found it sound: its own writes are remembered as sound, damage from outside is not.
+    A session that had written and then found damage recorded the file as sound when it closed; no longer."""
+    _grow_past_the_open_check(index_copy)
+    reads: list[Path] = []
+    read_whole = soundness.check_pages
+
+    def counted(path: Path) -> None:
+        reads.append(path)
+        read_whole(path)
+
+    monkeypatch.setattr(soundness, "check_pages", counted)
+    worker = Worker(EngineConfig(index_copy)).start()
+    try:
+        assert len(reads) == 1  # the open: grown by hand, so not known to be sound
+        for _ in range(2):
+            assert worker.run(ops.index(mixed_root)).result().files_unchanged > 0
+        assert len(reads) == 1
+        damage_middle(index_copy)  # while the window is open, say
+        with pytest.raises(StoreUnusable, match="is damaged"):
+            worker.run(ops.index(mixed_root)).result()
+        assert len(reads) == 2
+    finally:
+        worker.close()
+    assert not soundness.known_sound(index_copy)

@@ -425,6 +425,8 @@ def test_a_batch_touches_deletes_and_skips_files_and_garbage_is_collected(fresh)
     store.mark_indexed(main)
     assert store.scope_by_id(main).last_indexed_at is not None
     store.check_intact()
+    store.remember_intact()
+    store.check_intact()
     assert ids["c"] not in store.scope_chunk_ids([main]).tolist()
 
 

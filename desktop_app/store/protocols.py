@@ -86,6 +86,11 @@ class Catalog(Protocol):
         (nothing is written into a damaged index), not before each read."""
         ...
 
+    def remember_intact(self) -> None:
+        """This process found the index intact and has written to it since: record that it is still intact, so
+        that the next check_intact (of any process) need not read it again while nothing else changes it."""
+        ...
+
     def scope_for_root(self, root: Path | str) -> Scope | None: ...
 
     @property

@@ -206,6 +206,9 @@ class PostgresStore:
     def check_intact(self) -> None:
         """Nothing to do: the server checks each page it reads (and replays its own log after a crash)."""
 
+    def remember_intact(self) -> None:
+        """Nothing to remember: check_intact reads nothing."""
+
     def close(self) -> None:
         for conn in (self._conn, *self._vector_opened):
             with contextlib.suppress(psycopg.Error):

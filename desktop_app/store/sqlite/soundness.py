@@ -30,11 +30,13 @@ VERDICTS_FOLDER = "index-verdicts"
 # of an index up to this size (about 40 ms, or 130 ms from the disk); a bigger index is checked when it is not
 # exactly as it was last found sound (known_sound), so every command, a search's history write
 # included, learns of damage before it writes, and a big index is read whole once per change, not by every
-# command. Every index run, re-embed or removal checks every page again first (SqliteStore.check_intact).
+# command. Every index run, re-embed or removal checks again first (SqliteStore.check_intact), on the same
+# terms: a whole read unless the file is as it was last found sound.
 OPEN_CHECK_MAX_BYTES = 32 << 20
 # A verdict is kept only for an index over that size (a smaller one is checked at every open anyway), after a
-# check and when a process that wrote closes the index: not after each write transaction, which would add a
-# file write to every batch of an index run and to every search's history row.
+# check, after each write operation of the worker (remember_intact: an index run, a watched folder's update)
+# and when a process that wrote closes the index: not after each write transaction, which would add a file
+# write to every batch of an index run and to every search's history row.
 
 
 def check_pages(path: Path) -> None:
@@ -58,7 +60,9 @@ def check_pages(path: Path) -> None:
 
 def file_signature(path: Path) -> str | None:
     """Identity, size and change times of the index file and its write-ahead log: any write, by SQLite or
-    by anything else, changes it. None when the file cannot be looked at."""
+    by anything else, changes it. An empty log counts as none: every connection's open (quick_check's own
+    included) touches its change time, so no verdict was ever kept for an index in WAL mode. None when the
+    file cannot be looked at."""
     parts = []
     for name in (str(path), f"{path}-wal"):
         try:
@@ -68,6 +72,9 @@ def file_signature(path: Path) -> str | None:
             continue
         except OSError:
             return None
+        if name != str(path) and st.st_size == 0:
+            parts.append("-")
+            continue
         parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
     return " ".join(parts)
 
