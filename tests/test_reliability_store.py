@@ -190,9 +190,10 @@ def small_disk(request, tmp_path) -> Iterator[SmallDisk]:
         disk = SmallDisk("file-size-limit", folder, _file_size_limit(1_500_000), lambda: None)
         yield disk
         return
-    # A 2 MB tmpfs fills during the test tree's second batch: a real ENOSPC from the kernel.
+    # A 1 MB tmpfs fills before the test tree is indexed (its vectors take a byte a dimension, so 2 MB no longer
+    # filled): a real ENOSPC from the kernel.
     if (
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(folder)], capture_output=True).returncode
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)], capture_output=True).returncode
         != 0
     ):
         pytest.skip("cannot mount a tmpfs here (needs root on Linux)")

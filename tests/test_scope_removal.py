@@ -137,7 +137,8 @@ def test_vectors_left_without_their_chunks_by_earlier_builds_are_collected(tmp_p
         try:
             table = conn.execute("SELECT vector_table FROM model WHERE id = 'm'").fetchall()[0][0]
             for name in (table, table + NAME_SUFFIX):
-                conn.execute(f"INSERT INTO {name} (rowid, embedding) VALUES (?, ?)", (gone, vector.tobytes()))
+                codes = np.full(4, 127, dtype=np.int8).tobytes()  # the vector as the store keeps it
+                conn.execute(f"INSERT INTO {name} (rowid, embedding) VALUES (?, vec_int8(?))", (gone, codes))
         finally:
             conn.close()
         assert store.vector_ids("m").tolist() == [chunk_id, gone]

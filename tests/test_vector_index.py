@@ -26,8 +26,13 @@ def unit(rng: np.random.Generator, n: int, dims: int = DIMS) -> np.ndarray:
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
+def as_stored(vector: np.ndarray) -> np.ndarray:
+    """A unit vector as the store keeps it: its int8 codes, read back as a unit vector."""
+    return vec0_storage.unit_rows(vec0_storage.int8_codes(vector[None, :]))[0]
+
+
 class Corpus:
-    """Writes files of chunks with random vectors and remembers every vector written, by chunk id."""
+    """Writes files of chunks with random vectors and remembers every vector as stored, by chunk hash."""
 
     def __init__(self, store: SqliteStore, seed: int = 0, model: str = MODEL):
         self.store = store
@@ -73,9 +78,9 @@ class Corpus:
                     )
                 )
                 new.append(NewChunk(h, text, 8, vectors[2 * i], vectors[2 * i + 1] if named else None))
-                self.code[h] = vectors[2 * i]
+                self.code[h] = as_stored(vectors[2 * i])
                 if named:
-                    self.names[h] = vectors[2 * i + 1]
+                    self.names[h] = as_stored(vectors[2 * i + 1])
             files.append(FileWrite(path, 100, 1, h, language, refs))
             self.files[path] = [r.chunk_hash for r in refs]
         self.files_written += n_files
@@ -311,3 +316,50 @@ def test_shadow_table_reads_match_the_virtual_table(store, monkeypatch):
     ids, vectors = corpus.by_id()
     np.testing.assert_array_equal(ids_fast, ids)
     np.testing.assert_array_equal(np.concatenate([m for _, m in fast]), vectors[ids > 7])
+
+
+def test_vectors_are_stored_as_int8_codes_a_rounding_away_from_those_written(store):
+    rng = np.random.default_rng(5)
+    corpus = Corpus(store, seed=5)
+    written = unit(rng, 3)
+    written[2] = 0  # an empty text's vector
+    corpus.write(1, 3)
+    ids = store.known_chunks(list(corpus.code))
+    store.add_vectors(MODEL, [(cid, written[i], None) for i, cid in enumerate(sorted(ids.values()))])
+    table = store._vec0_table(MODEL, False)
+    assert table.int8 and table.shadow_readable
+    blob = store._conn.execute(f"SELECT vectors FROM {table._table}_vector_chunks00").fetchall()[0][0]
+    assert len(blob) == 1024 * DIMS  # one byte a dimension, for vec0's chunk of 1,024 slots
+    (got_ids, got), *_ = store.iter_vectors(MODEL)
+    np.testing.assert_array_equal(got_ids, sorted(ids.values()))
+    assert np.abs((got[:2] * written[:2]).sum(axis=1) - 1).max() < 1e-4  # cosine with what was written
+    np.testing.assert_array_equal(got[2], 0)
+
+
+def test_a_store_made_with_float32_vectors_reads_and_writes_them_as_before(store):
+    store.register_model(MODEL, DIMS, "test")
+    table = store._vec0_table(MODEL, False)._table
+    for name in (table, table + "_name"):  # as stores made before int8 codes declared them
+        store._conn.execute(f"DROP TABLE {name}")
+        store._conn.execute(f"CREATE VIRTUAL TABLE {name} USING vec0(embedding float[{DIMS}] distance_metric=cosine)")
+    corpus = Corpus(store, seed=6)
+    assert not store._vec0_table(MODEL, False).int8
+    rng = np.random.default_rng(6)
+    corpus.write(2, 5)
+    ids = sorted(store.known_chunks(list(corpus.code)).values())
+    exact = unit(rng, len(ids))
+    store.add_vectors(MODEL, [(cid, exact[i], exact[i]) for i, cid in enumerate(ids)])
+    for names in (False, True):
+        got_ids, got = (
+            np.concatenate([i for i, _ in store.iter_vectors(MODEL, names)]),
+            np.concatenate([m for _, m in store.iter_vectors(MODEL, names)]),
+        )
+        np.testing.assert_array_equal(got_ids, ids)
+        np.testing.assert_array_equal(got, exact)
+    index = VectorIndex(store, MODEL, DIMS)  # codes with a residual beside them, rescored within 2e-4
+    index.refresh()
+    q = unit(rng, 1)[0]
+    found = index.nearest(q, None, 3)
+    assert [cid for cid, _ in found] == [ids[i] for i in np.argsort(-(exact @ q))[:3]]
+    for cid, sim in found:
+        assert sim == pytest.approx(float(exact[ids.index(cid)] @ q), abs=2e-4)

@@ -4,7 +4,9 @@ Each vector is stored as int8 codes with a per-vector scale (x ~ scale * code), 
 scans with the int8 kernel, plus a 4-bit residual of the rounding (x ~ scale * (code + residual / 16)),
 which rescoring reads for a shortlist only. With the id, scale and bookkeeping that is ~590 bytes a
 384-dim vector instead of 1,536 as float32, and the refined similarity is within ~2e-4 of the float32
-one (typically 2e-5).
+one (typically 2e-5). Vectors the store keeps as int8 codes (vec0_storage.py) arrive as those codes: they are
+held as they are, with no residual (~400 bytes a 384-dim vector, ~270 a 256-dim one), and rescoring reads the
+codes alone, which is exact for them.
 
 Codes are held column per vector in blocks of up to BLOCK vectors, the layout the kernel reads fastest.
 """
@@ -48,11 +50,18 @@ def quantize_query(query: np.ndarray) -> tuple[np.ndarray, float]:
     return np.rint(query / scale).astype(np.int8)[None, :], scale
 
 
+def code_scales(codes: np.ndarray) -> np.ndarray:
+    """The scales of rows stored as int8 codes of unit vectors: one over each row's length (0 for zeros)."""
+    norms = np.linalg.norm(codes.astype(np.float32), axis=1)
+    return np.divide(1, norms, out=np.zeros_like(norms), where=norms > 0)
+
+
 class _Block:
     def __init__(self, dims: int, capacity: int):
         self.codes = np.zeros((dims, capacity), dtype=np.int8)
         self.column_sums = np.zeros(capacity, dtype=np.int32)
-        self.residuals = np.zeros((capacity, (dims + 1) // 2), dtype=np.uint8)
+        # Made with the first float rows; rows that came as codes have none (0x88: no correction).
+        self.residuals: np.ndarray | None = None
         self.scales = np.zeros(capacity, dtype=np.float32)
         self.ids = np.zeros(capacity, dtype=np.int64)
         self.live = np.zeros(capacity, dtype=bool)
@@ -66,16 +75,24 @@ class _Block:
         bigger = _Block(len(self.codes), capacity)
         n = self.size
         bigger.codes[:, :n] = self.codes[:, :n]
-        for name in ("column_sums", "residuals", "scales", "ids", "live"):
+        for name in ("column_sums", "scales", "ids", "live"):
             getattr(bigger, name)[:n] = getattr(self, name)[:n]
+        if self.residuals is not None:
+            bigger.residuals = np.full((capacity, self.residuals.shape[1]), 0x88, dtype=np.uint8)
+            bigger.residuals[:n] = self.residuals[:n]
         bigger.size = n
         return bigger
 
-    def fill(self, ids: np.ndarray, codes: np.ndarray, scales: np.ndarray, residuals: np.ndarray) -> None:
+    def fill(self, ids: np.ndarray, codes: np.ndarray, scales: np.ndarray, residuals: np.ndarray | None) -> None:
         start, end = self.size, self.size + len(ids)
         self.codes[:, start:end] = codes.T
         self.column_sums[start:end] = codes.sum(axis=1, dtype=np.int32)
-        self.residuals[start:end] = residuals
+        if residuals is not None:
+            if self.residuals is None:
+                self.residuals = np.full((self.capacity, residuals.shape[1]), 0x88, dtype=np.uint8)
+            self.residuals[start:end] = residuals
+        elif self.residuals is not None:
+            self.residuals[start:end] = 0x88
         self.scales[start:end] = scales
         self.ids[start:end] = ids
         self.live[start:end] = True
@@ -135,10 +152,11 @@ class QuantizedRows:
         return self.ids[self.live]
 
     def extend(self, batches: Iterable[tuple[np.ndarray, np.ndarray]], expected: int = 0) -> None:
-        """Append (ids, float rows) batches of ids not held yet. `expected` (how many rows
-        are coming, roughly) lets blocks be made their final size instead of grown by copying."""
+        """Append (ids, rows) batches of ids not held yet, rows as float unit vectors or as the int8 codes of
+        unit vectors. `expected` (how many rows are coming, roughly) lets blocks be made their final size
+        instead of grown by copying."""
         for ids, rows in batches:
-            self._append(ids, np.asarray(rows, dtype=np.float32), expected)
+            self._append(ids, rows if rows.dtype == np.int8 else np.asarray(rows, dtype=np.float32), expected)
             expected = max(0, expected - len(ids))
 
     def _append(self, ids: np.ndarray, rows: np.ndarray, upcoming: int) -> None:
@@ -147,7 +165,11 @@ class QuantizedRows:
             block = self._writable_block(max(len(ids), upcoming) - done)
             # Quantised a cache-sized piece at a time: twice as fast as whole 20,000-row batches.
             take = min(block.capacity - block.size, len(ids) - done, _QUANTIZE_ROWS)
-            block.fill(ids[done : done + take], *quantize(rows[done : done + take]))
+            part = rows[done : done + take]
+            if part.dtype == np.int8:
+                block.fill(ids[done : done + take], part, code_scales(part), None)
+            else:
+                block.fill(ids[done : done + take], *quantize(part))
             done += take
         self.live_count += len(ids)
         if len(ids):
@@ -209,11 +231,13 @@ class QuantizedRows:
         for b in np.unique(which):
             sel = np.flatnonzero(which == b)
             block, cols = self._blocks[b], positions[sel] % BLOCK
-            packed = block.residuals[cols]
-            residual = np.empty((len(cols), packed.shape[1] * 2), dtype=np.float32)
-            residual[:, 0::2] = packed & 0x0F
-            residual[:, 1::2] = packed >> 4
             # np.take: ~9x faster than fancy indexing along the second axis.
-            vectors = np.take(block.codes, cols, axis=1).T + (residual[:, : self.dims] - 8) / _RESIDUAL_STEPS
+            vectors = np.take(block.codes, cols, axis=1).T.astype(np.float32)
+            if block.residuals is not None:
+                packed = block.residuals[cols]
+                residual = np.empty((len(cols), packed.shape[1] * 2), dtype=np.float32)
+                residual[:, 0::2] = packed & 0x0F
+                residual[:, 1::2] = packed >> 4
+                vectors += (residual[:, : self.dims] - 8) / _RESIDUAL_STEPS
             out[sel] = (vectors @ query) * block.scales[cols]
         return out

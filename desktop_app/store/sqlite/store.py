@@ -43,7 +43,7 @@ from . import fts_query, path_globs, soundness
 from .connection import open_connection, query_value, store_error, translate_errors, use_wal, write_transaction
 from .filters import filter_sql
 from .migrations import check_version, migrate
-from .vec0_storage import Vec0Table, id_array
+from .vec0_storage import INT8_COLUMN, Vec0Table, id_array
 from .vector_index import VectorIndex
 
 # BM25 weights of the keyword index's columns: symbol names, path and enclosing symbol, body text.
@@ -160,7 +160,7 @@ class SqliteStore:
                 self._conn.execute(SQL.delete_model, (model_id,))
             for name in (table, table + NAME_SUFFIX):
                 self._conn.execute(
-                    f"CREATE VIRTUAL TABLE {name} USING vec0(embedding float[{int(dims)}] distance_metric=cosine)"
+                    f"CREATE VIRTUAL TABLE {name} USING vec0({INT8_COLUMN}[{int(dims)}] distance_metric=cosine)"
                 )
             self._conn.execute(
                 SQL.insert_model,
@@ -277,16 +277,16 @@ class SqliteStore:
         process may have filled some in meanwhile); None leaves that vector as it is. A vec0 table has no foreign
         key, so chunks collected while the model ran (a file changed, a folder removed by another process) are
         looked for inside the transaction and get no vector: no search could find one, and it would outlive them."""
-        table = self._registered_vector_table(model_id)
+        table, dims = self._registered_vector_table(model_id)
         with self._write():
             stored = set(self._stored_chunk_ids([row[0] for row in vectors]))
             for name, column in ((table, 1), (table + NAME_SUFFIX, 2)):
-                given = [(row[0], row[column]) for row in vectors if row[column] is not None and row[0] in stored]
-                self._conn.executemany(f"DELETE FROM {name} WHERE rowid = ?", [(cid,) for cid, _ in given])
-                self._conn.executemany(
-                    f"INSERT INTO {name} (rowid, embedding) VALUES (?, ?)",
-                    [(cid, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for cid, v in given],
-                )
+                given: list[tuple[int, np.ndarray]] = []
+                for row in vectors:
+                    vector = row[column]
+                    if isinstance(vector, np.ndarray) and row[0] in stored:
+                        given.append((row[0], vector))
+                Vec0Table(self._conn, name, dims).put(given)
 
     def claim_chunks(self, model_id: str, names: bool, chunk_ids: Sequence[ChunkId]) -> list[ChunkId]:
         """Every one: two processes filling one SQLite file each embed what they find missing (the later
@@ -306,16 +306,12 @@ class SqliteStore:
     def count_chunks(self) -> int:
         return self._rows(SQL.count_chunks)[0][0]
 
-    def _existing_vector_table(self, model_id: str) -> str | None:
-        rows = self._rows("SELECT vector_table FROM model WHERE id = ?", (model_id,))
-        return rows[0][0] if rows else None
-
-    def _registered_vector_table(self, model_id: str) -> str:
-        """The vector table of a model about to get vectors, which register_model() must have created."""
-        table = self._existing_vector_table(model_id)
-        if table is None:
+    def _registered_vector_table(self, model_id: str) -> tuple[str, int]:
+        """(vector table, dimensions) of a model about to get vectors, which register_model() must have created."""
+        rows = self._rows(SQL.model_table, (model_id,))
+        if not rows:
             raise StoreError(f"internal error: model {model_id} was not registered before writing vectors")
-        return table
+        return rows[0][0], rows[0][1]
 
     # --- scopes ---------------------------------------------------------------------------------
 
@@ -424,7 +420,9 @@ class SqliteStore:
         with self._write():
             if new_chunks:
                 with_vectors = any(ch.vector is not None for ch in new_chunks)
-                table = self._registered_vector_table(model_id) if with_vectors else ""
+                if with_vectors:
+                    table, dims = self._registered_vector_table(model_id)
+                    code, names = (Vec0Table(self._conn, name, dims) for name in (table, table + NAME_SUFFIX))
                 for ch in new_chunks:
                     self._conn.execute(
                         SQL.insert_chunk,
@@ -433,13 +431,11 @@ class SqliteStore:
                     if not with_vectors:
                         continue
                     cid = self._rows("SELECT id FROM chunk WHERE hash = ?", (ch.hash,))[0][0]
-                    for name, vec in ((table, ch.vector), (table + NAME_SUFFIX, ch.name_vector)):
-                        self._conn.execute(f"DELETE FROM {name} WHERE rowid = ?", (cid,))
-                        if vec is not None:
-                            self._conn.execute(
-                                f"INSERT INTO {name} (rowid, embedding) VALUES (?, ?)",
-                                (cid, np.ascontiguousarray(vec, dtype=np.float32).tobytes()),
-                            )
+                    for vectors, vec in ((code, ch.vector), (names, ch.name_vector)):
+                        if vec is None:
+                            vectors.delete([cid])
+                        else:
+                            vectors.put([(cid, vec)])
             for path in deleted:
                 self._delete_file(scope_id, path)
             for path, size, mtime_ns in touched:
@@ -560,22 +556,24 @@ class SqliteStore:
     # --- search reads ---------------------------------------------------------------------------
 
     def iter_vectors(
-        self, model_id: str, names: bool = False, after_id: int = 0, batch: int = 20_000
+        self, model_id: str, names: bool = False, after_id: int = 0, batch: int = 20_000, codes: bool = False
     ) -> Generator[tuple[np.ndarray, np.ndarray], None, None]:
-        """(chunk ids, float32 matrix) batches of a model's vectors with ids above `after_id`, by id."""
+        """(chunk ids, float32 unit rows) batches of a model's vectors with ids above `after_id`, by id; with
+        `codes`, rows stored as int8 codes come as those codes (see vec0_storage)."""
         with translate_errors(self.path):  # Vec0Table reads through the connection itself
             table = self._vec0_table(model_id, names)
             if table is not None:
-                yield from table.batches(after_id, batch)
+                yield from table.batches(after_id, batch, codes)
 
     def vectors_by_id(
-        self, model_id: str, names: bool, chunk_ids: np.ndarray
+        self, model_id: str, names: bool, chunk_ids: np.ndarray, codes: bool = False
     ) -> Generator[tuple[np.ndarray, np.ndarray], None, None]:
-        """(chunk ids, float32 matrix) batches of a model's vectors for these chunk ids (those it has)."""
+        """(chunk ids, float32 unit rows, or stored codes as iter_vectors says) batches of a model's vectors for
+        these chunk ids (those it has)."""
         with translate_errors(self.path):
             table = self._vec0_table(model_id, names)
             if table is not None:
-                yield from table.rows(chunk_ids)
+                yield from table.rows(chunk_ids, codes=codes)
 
     def vector_count(self, model_id: str, names: bool = False) -> int:
         with translate_errors(self.path):

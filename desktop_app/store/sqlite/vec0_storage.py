@@ -5,9 +5,16 @@ Through the virtual table, `WHERE rowid > ? ORDER BY rowid` is a full scan plus 
 is a full scan, and a lookup by rowid walks a 1.5 MB blob's overflow pages (~0.4 ms a vector).
 sqlite-vec 0.1 keeps its data in plain tables: `<t>_rowids(rowid, id, chunk_id, chunk_offset)` has
 one row per live vector, and `<t>_vector_chunks00(rowid = chunk_id, vectors)` holds each chunk's
-float32 vectors end to end. Reading those gives the same vectors with indexed range reads and one
-blob read per 1,024 vectors (1.6 s for a million). That layout is private to sqlite-vec, so it is
+vectors end to end. Reading those gives the same vectors with indexed range reads and one blob read
+per 1,024 vectors (1.6 s for a million float32 ones). That layout is private to sqlite-vec, so it is
 checked first; a table laid out any other way is read through the virtual table (correct, slower).
+
+Vectors are stored as int8 codes, one byte a dimension (`int8[d]` columns), not float32: they were 65 % of a
+fast-stage database (commons-lang: 15.8 of 28.6 MB). Every vector Quarry stores is a unit vector compared by
+cosine, so a vector's scale is not kept: each is rounded to the codes of its largest coordinate at ±127 and
+read back as those codes over their length. The search's in-memory copy (quantized_rows.py) already scanned
+those same codes; what is lost is the rescoring's residual, a cosine error of ~5e-4 at most. Tables made
+before (`float[d]`) are read and written as float32, as they were.
 """
 
 from __future__ import annotations
@@ -22,6 +29,22 @@ from .connection import query_value, query_value_or_none
 
 _ROWID_COLUMNS = ("rowid", "id", "chunk_id", "chunk_offset")
 _VECTOR_COLUMNS = ("rowid", "vectors")
+INT8_COLUMN = "embedding int8"  # how a table of int8 codes declares its column
+
+
+def int8_codes(vectors: np.ndarray) -> np.ndarray:
+    """The int8 codes stored for float rows: each row scaled so that its largest coordinate is ±127."""
+    rows = np.asarray(vectors, dtype=np.float32)
+    peak = np.abs(rows).max(axis=1, keepdims=True)
+    return np.rint(rows * (127 / np.where(peak > 0, peak, 1))).astype(np.int8)
+
+
+def unit_rows(codes: np.ndarray) -> np.ndarray:
+    """float32 unit rows read back from int8 codes (a row of zeros stays zeros)."""
+    rows = codes.astype(np.float32)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    rows /= np.where(norms > 0, norms, 1)
+    return rows
 
 
 def id_array(text: str | None) -> np.ndarray:
@@ -30,12 +53,14 @@ def id_array(text: str | None) -> np.ndarray:
 
 
 class Vec0Table:
-    """One float32 vec0 table (of `dims` dimensions) read in bulk, in rowid order."""
+    """One vec0 table (of `dims` dimensions, int8 codes or float32) read in bulk, in rowid order, as float32."""
 
     def __init__(self, conn: apsw.Connection, table: str, dims: int):
         self._conn = conn
         self._table = table
         self._dims = dims
+        declared = query_value_or_none(conn, str, "SELECT sql FROM sqlite_schema WHERE name = ?", (table,)) or ""
+        self.int8 = INT8_COLUMN in declared
         self.shadow_readable = (
             self._columns(f"{table}_rowids") == _ROWID_COLUMNS
             and self._columns(f"{table}_vector_chunks00") == _VECTOR_COLUMNS
@@ -70,17 +95,39 @@ class Vec0Table:
             part = rowids[start : start + 500]
             self._conn.execute(f"DELETE FROM {self._table} WHERE rowid IN ({','.join('?' * len(part))})", part)
 
-    def batches(self, after_id: int, batch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(rowids, read-only float32 matrix) of the vectors with rowid above `after_id`, ascending, in
+    def put(self, rows: list[tuple[int, np.ndarray]]) -> None:
+        """Store (rowid, unit vector) rows, replacing the vectors these rowids have."""
+        if not rows:
+            return
+        self._conn.executemany(f"DELETE FROM {self._table} WHERE rowid = ?", [(rowid,) for rowid, _ in rows])
+        matrix = np.stack([v for _, v in rows])
+        if self.int8:
+            blobs = [codes.tobytes() for codes in int8_codes(matrix)]
+            sql = f"INSERT INTO {self._table} (rowid, embedding) VALUES (?, vec_int8(?))"
+        else:
+            blobs = [vector.tobytes() for vector in np.ascontiguousarray(matrix, dtype=np.float32)]
+            sql = f"INSERT INTO {self._table} (rowid, embedding) VALUES (?, ?)"
+        self._conn.executemany(sql, [(rowid, blob) for (rowid, _), blob in zip(rows, blobs, strict=True)])
+
+    def _matrix(self, blob: bytes, n: int = -1, codes: bool = False) -> np.ndarray:
+        """The rows of a blob of vectors end to end: float32 unit rows, or with `codes` the int8 codes as they
+        are stored (a float32 table has none: its rows come as float32 either way)."""
+        if not self.int8:
+            return np.frombuffer(blob, dtype=np.float32).reshape(n, self._dims)
+        stored = np.frombuffer(blob, dtype=np.int8).reshape(n, self._dims)
+        return stored if codes else unit_rows(stored)
+
+    def batches(self, after_id: int, batch: int, codes: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(rowids, matrix: see _matrix; read-only) of the vectors with rowid above `after_id`, ascending, in
         batches of at most `batch`."""
         if self.shadow_readable:
-            yield from self._shadow_batches(after_id, batch)
+            yield from self._shadow_batches(after_id, batch, codes)
         else:
-            yield from self._virtual_batches(after_id, batch)
+            yield from self._virtual_batches(after_id, batch, codes)
 
-    def _shadow_batches(self, after_id: int, batch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        # Yields each run of rows stored side by side in one chunk as a view of that chunk's blob: the
-        # usual case is a whole chunk, so nothing is copied; a run broken by a reused slot is just shorter.
+    def _shadow_batches(self, after_id: int, batch: int, codes: bool) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        # Yields each run of rows stored side by side in one chunk as a view of that chunk's rows (of its blob
+        # itself for float32): a run broken by a reused slot is just shorter.
         last = after_id
         chunk_id, chunk = -1, np.zeros((0, self._dims), dtype=np.float32)  # a chunk straddles batches
         while True:
@@ -100,19 +147,21 @@ class Vec0Table:
             for start, end in zip([0, *starts], [*starts, len(places)], strict=True):
                 if places[start, 1] != chunk_id:
                     chunk_id = int(places[start, 1])
-                    chunk = self._chunk_vectors(chunk_id)
+                    chunk = self._chunk_vectors(chunk_id, codes)
                 offset = places[start, 2]
                 yield places[start:end, 0], chunk[offset : offset + end - start]
             last = int(places[-1, 0])
 
-    def _chunk_vectors(self, chunk_id: int) -> np.ndarray:
+    def _chunk_vectors(self, chunk_id: int, codes: bool) -> np.ndarray:
         blob = query_value(
             self._conn, bytes, f"SELECT vectors FROM {self._table}_vector_chunks00 WHERE rowid = ?", (chunk_id,)
         )
-        return np.frombuffer(blob, dtype=np.float32).reshape(-1, self._dims)
+        return self._matrix(blob, codes=codes)
 
-    def rows(self, rowids: np.ndarray, batch: int = 500) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(rowids, float32 matrix) of the vectors with these rowids (those that exist), in batches."""
+    def rows(
+        self, rowids: np.ndarray, batch: int = 500, codes: bool = False
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(rowids, matrix: see _matrix) of the vectors with these rowids (those that exist), in batches."""
         for start in range(0, len(rowids), batch):
             part = [int(i) for i in rowids[start : start + batch]]
             rows = cast(
@@ -123,9 +172,9 @@ class Vec0Table:
             )
             if rows:
                 ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-                yield ids, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+                yield ids, self._matrix(b"".join(r[1] for r in rows), len(rows), codes)
 
-    def _virtual_batches(self, after_id: int, batch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    def _virtual_batches(self, after_id: int, batch: int, codes: bool) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         last = after_id
         while True:
             rows = cast(  # (rowid, float32 vector blob)
@@ -137,5 +186,5 @@ class Vec0Table:
             if not rows:
                 return
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            yield ids, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+            yield ids, self._matrix(b"".join(r[1] for r in rows), len(rows), codes)
             last = int(ids[-1])

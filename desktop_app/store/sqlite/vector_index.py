@@ -2,11 +2,13 @@
 
 sqlite-vec stays the store of record; a vec0 KNN with a scope restriction costs a few ms per query
 even on small stores (~50 ms at 100K), and reading one vector back by rowid ~0.4 ms. Here the worker
-keeps the code and symbol-name vectors compactly (see quantized_rows.py: int8 codes plus a 4-bit
-residual, ~590 bytes a vector, so a million chunks and 700,000 name vectors fit in 1 GB), appends new rows as indexing
+keeps the code and symbol-name vectors compactly (see quantized_rows.py: the store's int8 codes as they
+are, ~270 bytes a 256-dim vector and ~400 a 384-dim one; a store made before int8 codes keeps float32,
+which gets a 4-bit residual beside its codes, ~590 bytes a 384-dim vector), appends new rows as indexing
 writes them, and answers "nearest chunks among these ids" with an int8 scan of every row followed by
-rescoring of a slightly longer shortlist (recall@10 against exact float32 search ~0.998 on random
-unit vectors, which are the hard case: real embeddings have far larger gaps at the top).
+rescoring of a slightly longer shortlist: exact for stored codes, and for float32 rows recall@10 against
+exact float32 search ~0.998 on random unit vectors, which are the hard case (real embeddings have far
+larger gaps at the top).
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ class VectorIndex:
         for names in (False, True):
             rows = self._rows(names)
             stored = self.store.vector_count(self.model_id, names)
-            batches = self.store.iter_vectors(self.model_id, names, rows.last_id)
+            batches = self.store.iter_vectors(self.model_id, names, rows.last_id, codes=True)
             try:
                 for ids, vectors in batches:
                     rows.extend([(ids, vectors)], stored - rows.live_count)
@@ -114,7 +116,7 @@ class VectorIndex:
         held = rows.live_ids()
         missing = np.setdiff1d(stored, held)
         if len(missing):
-            rows.extend(self.store.vectors_by_id(self.model_id, names, missing), len(missing))
+            rows.extend(self.store.vectors_by_id(self.model_id, names, missing, codes=True), len(missing))
         gone = np.setdiff1d(held, stored)
         if len(gone):
             rows.remove(gone)
