@@ -12,6 +12,7 @@ from tokenizers import Tokenizer
 
 from .model_spec import ModelError, ModelSpec, default_model_spec, model_source, verify_sha256
 from .providers import PREFERENCES, cpu_threads, create_session
+from .token_counting import TokenCounter
 
 # Padded tokens per model run. Measured on a 2-core machine, runs of ~2k tokens beat both single texts
 # (per-run overhead) and large batches (attention tensors fall out of cache).
@@ -25,6 +26,7 @@ _SUPPORTED_INPUTS = {"input_ids", "attention_mask", "token_type_ids"}
 @dataclass(frozen=True)
 class _Tokenizers:
     counting: Tokenizer  # no truncation: callers need true lengths to split long chunks
+    counter: TokenCounter  # counts as `counting` does, a word at a time where that is exact
     embedding: Tokenizer  # truncates to the model's max_tokens, including special tokens
 
 
@@ -116,8 +118,7 @@ class Embedder:
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Tokens per text without special tokens or prefixes; uses the tokenizer only."""
-        encodings = self._get_tokenizers().counting.encode_batch(list(texts), add_special_tokens=False)
-        return [len(encoding.ids) for encoding in encodings]
+        return self._get_tokenizers().counter(texts)
 
     def counting_tokenizer(self) -> Tokenizer:
         return self._get_tokenizers().counting
@@ -147,7 +148,7 @@ class Embedder:
                     tokenizer.no_padding()
                 counting.no_truncation()
                 embedding.enable_truncation(max_length=self.spec.max_tokens)
-                self._tokenizers = _Tokenizers(counting, embedding)
+                self._tokenizers = _Tokenizers(counting, TokenCounter(counting), embedding)
         return self._tokenizers
 
     def _embed(self, texts: list[str]) -> np.ndarray:

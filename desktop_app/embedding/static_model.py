@@ -27,6 +27,7 @@ from desktop_app.assets import resource_path
 from desktop_app.identifiers import expand_identifiers
 
 from .model_spec import DEFAULT_MODEL_ID, DEFAULT_TOKENIZER_SHA256, TOKENIZER_FILE, verify_sha256
+from .token_counting import TokenCounter
 
 STATIC_MODEL_ID = "quarry-static-code-256-v2"
 # Earlier fast models: an index that holds their vectors drops them on its next run (worker.Engine.index).
@@ -58,6 +59,7 @@ class StaticEmbedder:
     def __init__(self) -> None:
         self._table: np.ndarray | None = None
         self._tokenizer: Tokenizer | None = None
+        self._counter: TokenCounter | None = None
         self._lock = threading.Lock()
 
     model_id = STATIC_MODEL_ID
@@ -91,7 +93,9 @@ class StaticEmbedder:
         return self._tokenizer
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        return [len(e.ids) for e in self._get_tokenizer().encode_batch(list(texts), add_special_tokens=False)]
+        if self._counter is None:
+            self._counter = TokenCounter(self._get_tokenizer())
+        return self._counter(texts)
 
     def counting_tokenizer(self) -> Tokenizer:
         return self._get_tokenizer()

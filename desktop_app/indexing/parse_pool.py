@@ -18,11 +18,12 @@ import multiprocessing
 import os
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 
 from tokenizers import Tokenizer
 
+from ..embedding.token_counting import TokenCounter
 from ..store.rows import FileState
 from .file_prep import FilePrep, Prepared, PrepSettings
 from .file_selection import Candidate
@@ -95,10 +96,7 @@ _child: FilePrep | None = None
 def _start_child(settings: PrepSettings, tokenizer: Tokenizer) -> None:
     global _child
 
-    def count_tokens(texts: Sequence[str]) -> list[int]:  # as the embedder's count_tokens, with its tokenizer
-        return [len(e.ids) for e in tokenizer.encode_batch(list(texts), add_special_tokens=False)]
-
-    _child = FilePrep(settings, count_tokens, StepTimes())
+    _child = FilePrep(settings, TokenCounter(tokenizer), StepTimes())  # as the embedder's count_tokens
 
 
 def _prepare_in_child(cand: Candidate, state: FileState | None) -> tuple[Prepared, dict[str, float]]:

@@ -1,0 +1,74 @@
+"""Counting tokens a piece at a time gives the tokenizer's own count, on real source lines and on the lines where
+the piece-wise split would go wrong (accents, CJK, control characters, added tokens), with the bundled tokenizer
+and with a tokenizer of another kind."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tokenizers import Tokenizer, models, pre_tokenizers
+
+from desktop_app.embedding import token_counting
+from desktop_app.embedding.model_spec import default_model_spec
+from desktop_app.embedding.token_counting import TokenCounter, counts_by_pieces
+
+
+def bundled() -> Tokenizer:
+    tokenizer = Tokenizer.from_file(str(default_model_spec().tokenizer_path))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def encoded(tokenizer: Tokenizer, texts: list[str]) -> list[int]:
+    return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+
+TRICKY = [
+    "",
+    "   \t  ",
+    "def parse_header(self, raw: bytes) -> dict[str, int]:  # noqa: E501",
+    "x = a->b[i++] << 2 | ~mask;\r",  # a CRLF file's line keeps its \r
+    "print('[CLS] and [SEP] are one token each, [MASK] too')",
+    "café = naïve_résumé  # accents the normaliser strips",
+    "名前 = '東京'  # CJK characters are words of their own",
+    "bell\x07and\x0bvertical\x0ctab",  # control characters the normaliser drops or spaces
+    "\ufeffBOM at the start",
+    "a" * 150 + " " + "b_" * 80,  # a piece over WordPiece's 100 characters is one [UNK]
+    "0x7fffffff 3.14159e-10 1_000_000",
+    "emoji 🚀 in a comment",
+]
+
+
+def test_counts_match_the_tokenizer_on_real_source_and_on_tricky_lines():
+    tokenizer = bundled()
+    assert counts_by_pieces(tokenizer)
+    lines = list(TRICKY)
+    library = Path(os.__file__).parent  # real code of every shape: this interpreter's standard library
+    for path in sorted(library.glob("*.py"))[:80] + sorted((library / "email").glob("*.py")):
+        lines += list(dict.fromkeys(path.read_text(encoding="utf-8", errors="replace").split("\n")))
+    assert len(lines) > 20_000
+    counter = TokenCounter(tokenizer)
+    assert counter(lines) == encoded(tokenizer, lines)
+    assert counter(lines[:500]) == encoded(tokenizer, lines[:500])  # again, from the remembered pieces
+    assert counter([]) == []
+
+
+def test_the_remembered_pieces_are_bounded(monkeypatch):
+    monkeypatch.setattr(token_counting, "MAX_PIECES", 50)
+    tokenizer = bundled()
+    counter = TokenCounter(tokenizer)
+    lines = [f"identifier_{i} = other_{i * 7} + {i}" for i in range(400)]
+    assert counter(lines) == encoded(tokenizer, lines)
+    assert len(counter._pieces) <= 50
+
+
+def test_a_tokenizer_of_another_kind_is_run_as_it_is():
+    """A model folder may bring any tokenizer: one that does not split BERT's way is never counted by pieces."""
+    vocab = {"[UNK]": 0, "a": 1, "b": 2, "ab": 3, " ": 4}
+    tokenizer = Tokenizer(models.BPE(vocab, [("a", "b")], unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Split(" ", "isolated")
+    assert not counts_by_pieces(tokenizer)
+    texts = ["ab ab", "abab", "a b", "ba"]
+    assert TokenCounter(tokenizer)(texts) == encoded(tokenizer, texts)
