@@ -42,6 +42,11 @@ def _expansion(word: str) -> str:
     return word + " " + " ".join(parts) if parts and parts != (word.lower(),) else word
 
 
+def words_of(text: str) -> list[str]:
+    """The words (runs of word characters) of a text, as expand_identifiers reads it."""
+    return _WORD.findall(text)
+
+
 def expand_identifiers(text: str) -> str:
     """Text for the keyword index: every word kept, identifiers followed by their parts."""
     return " ".join(map(_expansion, _WORD.findall(text)))

@@ -1,17 +1,21 @@
-"""Counting tokens a piece at a time gives the tokenizer's own count, on real source lines and on the lines where
-the piece-wise split would go wrong (accents, CJK, control characters, added tokens), with the bundled tokenizer
-and with a tokenizer of another kind."""
+"""Tokenizing a piece at a time gives what the tokenizer gives for the whole text: the same counts, on real source
+lines and on the lines where a piece-wise split would go wrong (accents, CJK, control characters, added tokens),
+with the bundled tokenizer and with a tokenizer of another kind; and the fast model's vectors, made from each
+word's remembered token ids, are those of the whole text's tokens."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+import numpy as np
 from tokenizers import Tokenizer, models, pre_tokenizers
 
-from desktop_app.embedding import token_counting
+from desktop_app.embedding import static_model, token_counting
 from desktop_app.embedding.model_spec import default_model_spec
+from desktop_app.embedding.static_model import StaticEmbedder
 from desktop_app.embedding.token_counting import TokenCounter, counts_by_pieces
+from desktop_app.identifiers import expand_identifiers
 
 
 def bundled() -> Tokenizer:
@@ -72,3 +76,19 @@ def test_a_tokenizer_of_another_kind_is_run_as_it_is():
     assert not counts_by_pieces(tokenizer)
     texts = ["ab ab", "abab", "a b", "ba"]
     assert TokenCounter(tokenizer)(texts) == encoded(tokenizer, texts)
+
+
+def test_the_fast_models_vectors_are_those_of_the_whole_texts_tokens(monkeypatch):
+    monkeypatch.setattr(static_model, "MAX_WORDS", 500)  # and forgetting them on the way changes nothing
+    library = Path(os.__file__).parent
+    texts = TRICKY + [p.read_text(encoding="utf-8", errors="replace")[:4000] for p in sorted(library.glob("*.py"))[:60]]
+    model = StaticEmbedder()
+    got = model.embed_documents(texts)
+    tokenizer, table = model._get_tokenizer(), model._table
+    assert table is not None
+    for row, text in enumerate(texts):
+        ids = tokenizer.encode(expand_identifiers(text), add_special_tokens=False).ids
+        want = table[ids].sum(axis=0) if ids else np.zeros(table.shape[1], dtype=np.float32)
+        want = want / max(float(np.linalg.norm(want)), 1e-12)
+        np.testing.assert_allclose(got[row], want, atol=1e-6)
+    assert len(model._word_ids) <= 500
