@@ -358,6 +358,13 @@ def test_a_big_index_found_sound_is_read_whole_again_only_after_something_else_c
         read_whole(path)
 
     monkeypatch.setattr(soundness, "check_pages", counted)
+    other = apsw.Connection(str(index_copy))  # another process's writes, still in the log, as a killed writer's
+    other.execute("PRAGMA wal_autocheckpoint = 0")
+    other.execute(
+        "INSERT INTO history (at, query, scope_root, mode, result_count, top_score, duration_ms) "
+        "VALUES (1, 'q', '', 'hybrid', 0, 0, 0)"
+    )
+    assert Path(f"{index_copy}-wal").stat().st_size > 0
     worker = Worker(EngineConfig(index_copy)).start()
     try:
         assert len(reads) == 1  # the open: grown by hand, so not known to be sound
@@ -370,4 +377,5 @@ def test_a_big_index_found_sound_is_read_whole_again_only_after_something_else_c
         assert len(reads) == 2
     finally:
         worker.close()
+        other.close()
     assert not soundness.known_sound(index_copy)

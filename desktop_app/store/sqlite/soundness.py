@@ -60,8 +60,9 @@ def check_pages(path: Path) -> None:
 
 def file_signature(path: Path) -> str | None:
     """Identity, size and change times of the index file and its write-ahead log: any write, by SQLite or
-    by anything else, changes it. An empty log counts as none: every connection's open (quick_check's own
-    included) touches its change time, so no verdict was ever kept for an index in WAL mode. None when the
+    by anything else, changes it. Of the log, not its status change time (ctime): SQLite running as root
+    gives the log its database's owner at every connection's open (quick_check's own included), which moves
+    it, so no verdict was ever kept for an index in WAL mode; and an empty log counts as none. None when the
     file cannot be looked at."""
     parts = []
     for name in (str(path), f"{path}-wal"):
@@ -72,10 +73,10 @@ def file_signature(path: Path) -> str | None:
             continue
         except OSError:
             return None
-        if name != str(path) and st.st_size == 0:
-            parts.append("-")
-            continue
-        parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
+        if name == str(path):
+            parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
+        else:
+            parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}" if st.st_size else "-")
     return " ".join(parts)
 
 
