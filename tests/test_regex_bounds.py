@@ -62,7 +62,9 @@ def test_a_catastrophic_pattern_over_text_beyond_ascii_is_answered_in_full(cafe,
 def test_a_pattern_only_re_can_run_is_stopped_after_its_budget(cafe):
     stopped = _search(cafe, ONLY_RE, env=SMALL_BUDGET)
     assert stopped["complete"] is False and "took too long (over 0.1 s)" in stopped["notice"], stopped
-    assert _search(cafe, "(?<!x)a+!", env=SMALL_BUDGET)["matches_total"] == 1  # `re` runs what it can finish
+    # `re` runs what it can finish: under the default budget, as a loaded CI machine (five busy processes on two
+    # cores) did not start the child and match within 100 ms once.
+    assert _search(cafe, "(?<!x)a+!")["matches_total"] == 1
     root, db = cafe
     shown = quarry("search", ONLY_RE, "--mode", "text", "--regex", "--root", root, "--db", db, env=SMALL_BUDGET)
     assert shown.returncode == 0 and "note: the regular expression took too long" in shown.stdout, shown
