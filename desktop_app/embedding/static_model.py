@@ -27,7 +27,7 @@ from desktop_app.assets import resource_path
 from desktop_app.identifiers import expand_identifiers, words_of
 
 from .model_spec import DEFAULT_MODEL_ID, DEFAULT_TOKENIZER_SHA256, TOKENIZER_FILE, verify_sha256
-from .token_counting import TokenCounter
+from .token_counting import TokenCounter, remember
 
 STATIC_MODEL_ID = "quarry-static-code-256-v2"
 # Earlier fast models: an index that holds their vectors drops them on its next run (worker.Engine.index).
@@ -134,10 +134,7 @@ class StaticEmbedder:
         ids = self._word_ids.get(word)
         if ids is None:
             ids = self._get_tokenizer().encode(expand_identifiers(word), add_special_tokens=False).ids
-            with self._words_lock:
-                if len(self._word_ids) >= MAX_WORDS:
-                    self._word_ids.clear()
-                self._word_ids[word] = ids
+            remember(self._word_ids, word, ids, MAX_WORDS, self._words_lock)
         return ids
 
     def embed_query(self, text: str) -> np.ndarray:

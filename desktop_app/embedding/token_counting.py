@@ -20,6 +20,7 @@ import json
 import re
 import threading
 from collections.abc import Sequence
+from typing import TypeVar
 
 from tokenizers import Tokenizer
 
@@ -28,6 +29,18 @@ _PIECES = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9\s]")  # BERT's split of ASCII: a
 # Pieces remembered at most; then forgotten all at once (the frequent ones come straight back). A kernel parse
 # process met millions of distinct identifiers; this many take ~30 MB.
 MAX_PIECES = 1 << 18
+
+T = TypeVar("T")
+
+
+def remember(table: dict[str, T], key: str, value: T, limit: int, lock: threading.Lock) -> T:
+    """Keep `value` under `key` in a memo of tokenizer answers; a memo at `limit` is first forgotten whole (the
+    frequent keys come straight back). Reads need no lock: a dict's get and set are atomic as they are."""
+    with lock:
+        if len(table) >= limit:
+            table.clear()
+        table[key] = value
+    return value
 
 
 def counts_by_pieces(tokenizer: Tokenizer) -> bool:
@@ -52,7 +65,7 @@ class TokenCounter:
         added = [t.content for t in tokenizer.get_added_tokens_decoder().values()]
         self._added = re.compile("|".join(re.escape(t) for t in added)) if added else None
         self._pieces: dict[str, int] = {}
-        self._lock = threading.Lock()  # for the table's forgetting; reads and adds are atomic as they are
+        self._lock = threading.Lock()  # see remember
 
     def __call__(self, texts: Sequence[str]) -> list[int]:
         if not self._by_pieces:
@@ -79,10 +92,7 @@ class TokenCounter:
         count = self._pieces.get(piece)
         if count is None:
             count = len(self._tokenizer.encode(piece, add_special_tokens=False).ids)
-            with self._lock:
-                if len(self._pieces) >= MAX_PIECES:
-                    self._pieces.clear()
-                self._pieces[piece] = count
+            remember(self._pieces, piece, count, MAX_PIECES, self._lock)
         return count
 
     def _encoded(self, texts: Sequence[str]) -> list[int]:

@@ -420,9 +420,8 @@ class SqliteStore:
         with self._write():
             if new_chunks:
                 with_vectors = any(ch.vector is not None for ch in new_chunks)
-                if with_vectors:
-                    table, dims = self._registered_vector_table(model_id)
-                    code, names = (Vec0Table(self._conn, name, dims) for name in (table, table + NAME_SUFFIX))
+                given: tuple[list[tuple[int, np.ndarray]], ...] = ([], [])  # (chunk id, vector): code, names
+                gone: tuple[list[int], ...] = ([], [])  # chunk ids without one
                 for ch in new_chunks:
                     self._conn.execute(
                         SQL.insert_chunk,
@@ -431,11 +430,17 @@ class SqliteStore:
                     if not with_vectors:
                         continue
                     cid = self._rows("SELECT id FROM chunk WHERE hash = ?", (ch.hash,))[0][0]
-                    for vectors, vec in ((code, ch.vector), (names, ch.name_vector)):
+                    for kind, vec in enumerate((ch.vector, ch.name_vector)):
                         if vec is None:
-                            vectors.delete([cid])
+                            gone[kind].append(cid)
                         else:
-                            vectors.put([(cid, vec)])
+                            given[kind].append((cid, vec))
+                if with_vectors:
+                    table, dims = self._registered_vector_table(model_id)
+                    for kind, name in enumerate((table, table + NAME_SUFFIX)):
+                        vectors = Vec0Table(self._conn, name, dims)
+                        vectors.delete(gone[kind])
+                        vectors.put(given[kind])
             for path in deleted:
                 self._delete_file(scope_id, path)
             for path, size, mtime_ns in touched:
