@@ -168,7 +168,9 @@ def test_an_index_made_before_outlines_gets_them_on_its_next_run_embedding_no_ch
     shutil.copy(mixed_index[0], db)
     conn = apsw.Connection(str(db))
     conn.execute(
-        "DROP TABLE file_outline; DROP TABLE chunk_text_pending; PRAGMA user_version = 2"
+        "DROP TABLE file_outline; DROP TABLE chunk_text_pending; DROP TABLE vector_sign; "
+        "DROP TABLE vector_sign_complete; DROP TRIGGER file_chunk_delete; "
+        "PRAGMA user_version = 2"
     )  # as schema 2 left it
     conn.close()
     worker = Worker(EngineConfig(db)).start()

@@ -112,7 +112,9 @@ def test_an_index_made_before_text_mode_gets_its_trigram_index_when_opened(tmp_p
     conn.execute(
         "DROP TRIGGER chunk_text_insert; DROP TRIGGER chunk_text_delete; DROP TABLE chunk_text; "
         # As schema 1 left it: what came after is made again.
-        "DROP TABLE file_outline; DROP TABLE chunk_text_pending; PRAGMA user_version = 1"
+        "DROP TABLE file_outline; DROP TABLE chunk_text_pending; DROP TABLE vector_sign; "
+        "DROP TABLE vector_sign_complete; DROP TRIGGER file_chunk_delete; "
+        "PRAGMA user_version = 1"
     )
     conn.close()
     store = SqliteStore(db)

@@ -31,6 +31,7 @@ import numpy as np
 import psycopg
 
 from ..errors import ScopeRemoved, StoreError
+from ..id_arrays import distinct_sorted
 from ..identity import scope_key
 from ..keyword_budget import affordable_terms
 from ..path_globs import path_matches, patterns_argument
@@ -834,7 +835,7 @@ class PostgresStore:
         100,000 ids again (~150 ms of a 247 ms query)."""
         cond, args = self.filter_sql(scope_ids, where)
         files = "JOIN file f ON f.id = fc.file_id " if self.reads_files(where) else ""
-        return np.unique(self.ids_of(f"SELECT fc.chunk_id FROM file_chunk fc {files}WHERE {cond}", args))
+        return distinct_sorted(self.ids_of(f"SELECT fc.chunk_id FROM file_chunk fc {files}WHERE {cond}", args))
 
     def ids_of(self, sql: str, args: Sequence = ()) -> np.ndarray:
         """The one bigint column of a query, as a COPY in PostgreSQL's binary format read straight into numpy

@@ -133,9 +133,30 @@ MIGRATIONS: list[str] = [
         DELETE FROM chunk_text_pending WHERE chunk_id = old.id;
     END;
     """,
+    # 5: the sign bits of each vec0 table's vectors, in packs written with them (see sign_packs.py), so a search of
+    # a large index nominates candidates without loading every vector. A table made before has no packs until an
+    # index run's garbage collection writes them and lists it as complete. And a mark that no chunk is unused, so
+    # that a run which deleted nothing need not look for them.
+    """
+    CREATE TABLE vector_sign (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: a reader notices packs rewritten under it
+        vector_table TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        ids BLOB NOT NULL,                  -- int64 rowids
+        signs BLOB NOT NULL                 -- the vectors' sign bits: uint64 words, word-major
+    );
+    CREATE INDEX vector_sign_table ON vector_sign(vector_table, id, size);  -- sizes summed without the blobs
+    CREATE TABLE vector_sign_complete (vector_table TEXT PRIMARY KEY) WITHOUT ROWID;
+    -- collect_garbage marks the store free of unused chunks; deleting any place (a cascade from its file or
+    -- scope too) may leave one, so it forgets the mark.
+    CREATE TRIGGER file_chunk_delete AFTER DELETE ON file_chunk BEGIN
+        DELETE FROM meta WHERE key = 'no_garbage';
+    END;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
+NO_GARBAGE_KEY = "no_garbage"  # the meta key of migration 5's trigger
 
 
 def migrate(conn: apsw.Connection, path: Path) -> None:

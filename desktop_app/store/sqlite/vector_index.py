@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..rows import NO_FILTER, ChunkId, HitFilter
+from .allowed_sets import AllowedSets
 from .int8_matmul import Int8Dot
 from .quantized_rows import QuantizedRows
 
@@ -29,8 +30,7 @@ if TYPE_CHECKING:
 # A candidate set this much smaller than the matrix is kept as positions rather than a row mask.
 _SPARSE_SHARE = 8
 _SHORTLIST_EXTRA = 16
-# Allowed sets kept at once: each is up to 8 bytes a chunk (8 MB at a million chunks).
-_ALLOWED_SETS = 16
+_SELECTIONS = 32  # row selections kept at once (of allowed sets, which allowed_sets.py keeps 16 of)
 
 
 def shortlist_size(k: int) -> int:
@@ -50,8 +50,7 @@ class VectorIndex:
         self._names = QuantizedRows(dims, self._kernel)
         self._generation: tuple[int, int] | None = None
         self._loading = False  # a budgeted refresh stopped before catching up (see `loading`)
-        self._allowed: dict[tuple, np.ndarray] = {}
-        self._allowed_generation: tuple[int, int] | None = None
+        self._allowed = AllowedSets(store)
         # (id(allowed), names) -> (allowed, its rows: None for all, positions, or a mask of the rows left out)
         self._selections: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray | None]] = {}
         # names -> (query, {row position: similarity}) rescored by the last nearest()
@@ -67,9 +66,7 @@ class VectorIndex:
         if budget_s == 0:
             return False
         deadline = None if budget_s is None else time.perf_counter() + budget_s
-        if generation != self._allowed_generation:  # the places and files the sets were made from changed
-            self._allowed.clear()
-            self._allowed_generation = generation
+        self._allowed.forget_unless(generation)  # the places and files the sets were made from changed
         self._selections.clear()
         self._rescored.clear()
         self._generation = None  # until caught up
@@ -114,10 +111,10 @@ class VectorIndex:
         in by priority, a re-embed by id), and forget those deleted."""
         stored = self.store.vector_ids(self.model_id, names)
         held = rows.live_ids()
-        missing = np.setdiff1d(stored, held)
+        missing = np.setdiff1d(stored, held, assume_unique=True)  # each id once: not np.unique's slow pass
         if len(missing):
             rows.extend(self.store.vectors_by_id(self.model_id, names, missing, codes=True), len(missing))
-        gone = np.setdiff1d(held, stored)
+        gone = np.setdiff1d(held, stored, assume_unique=True)
         if len(gone):
             rows.remove(gone)
 
@@ -125,18 +122,8 @@ class VectorIndex:
         return self._names if names else self._code
 
     def allowed(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray | None:
-        """Sorted chunk ids searchable in these scopes under these filters (cached until the next write);
-        None when that is every chunk (no filter, every scope), which needs no SQL at all (~190 ms a
-        million chunks, paid again after every write)."""
-        if where == NO_FILTER and self.store.covers_all_scopes(scope_ids):
-            return None
-        key = (tuple(scope_ids), where)
-        if key not in self._allowed:
-            if len(self._allowed) >= _ALLOWED_SETS:
-                self._allowed.clear()
-                self._selections.clear()
-            self._allowed[key] = self.store.scope_chunk_ids(scope_ids, where)
-        return self._allowed[key]
+        """Sorted chunk ids searchable in these scopes under these filters (see allowed_sets.py)."""
+        return self._allowed.get(scope_ids, where)
 
     def _selection(self, rows: QuantizedRows, allowed: np.ndarray | None, names: bool) -> np.ndarray | None:
         if allowed is None:  # every chunk: only the rows of deleted vectors are left out
@@ -145,6 +132,8 @@ class VectorIndex:
         cached = self._selections.get(key)
         if cached is not None and cached[0] is allowed:
             return cached[1]
+        if len(self._selections) >= _SELECTIONS:
+            self._selections.clear()
         pos, found = rows.positions(allowed)
         pos = pos[found]
         if len(pos) == len(rows):
