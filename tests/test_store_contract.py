@@ -289,7 +289,7 @@ def test_text_candidates_hold_every_needle_ignoring_case(filled):
     assert store.chunks_containing(["MATRIX"]).tolist() == sorted([ids["b"], ids["c"], ids["d"]])
     assert store.chunks_containing(["matrix", "cols"]).tolist() == [ids["d"]]
     assert store.chunks_containing(["100%_sure"]).tolist() == []
-    table, files = store.place_table([worktree])
+    table, files = store.place_rows([worktree]), store.scope_files([worktree])
     names = {file_id: path for file_id, scope_id, path in files}
     assert sorted(names.values()) == ["a.py", "b.rs"]
     assert sorted((names[int(f)], _hash_of(store, int(c))) for _, f, c in table) == [
@@ -297,8 +297,13 @@ def test_text_candidates_hold_every_needle_ignoring_case(filled):
         ("a.py", "b"),
         ("b.rs", "d"),
     ]
-    rust, _ = store.place_table([main], HitFilter(languages=("rust",)))
+    of_d = store.place_rows([worktree], chunk_ids=np.array([ids["d"], ids["c"]]))  # c is not in the worktree
+    assert [(names[int(f)], _hash_of(store, int(c))) for _, f, c in of_d] == [("b.rs", "d")]
+    b_rs = [f for f, path in names.items() if path == "b.rs"]
+    assert [_hash_of(store, int(c)) for _, _, c in store.place_rows([worktree], file_ids=np.array(b_rs))] == ["d"]
+    rust = store.place_rows([main], HitFilter(languages=("rust",)))
     assert [_hash_of(store, int(c)) for _, _, c in rust] == ["c"]
+    assert len(store.place_rows([main], HitFilter(languages=("rust",)), np.array([ids["a"], ids["b"]]))) == 0
 
 
 # --- models and vectors -------------------------------------------------------------------------

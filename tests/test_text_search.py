@@ -10,6 +10,7 @@ from pathlib import Path
 import apsw
 import pytest
 
+from desktop_app.search import text_search
 from desktop_app.search.bounded_re import BoundedRe
 from desktop_app.search.request import SearchError, SearchRequest, TextOptions
 from desktop_app.search.text_pattern import TextPattern
@@ -69,6 +70,30 @@ def test_text_mode_finds_what_ripgrep_finds_in_the_indexed_files(
     expected = rg_matches(mixed_root, pattern, *rg_flags, paths=tuple(_indexed_files(db)))
     assert expected, "the pattern must occur in the repository for the comparison to mean anything"
     assert _quarry(worker, mixed_root, pattern, **options) == expected
+
+
+@needs_rg
+def test_places_read_a_slice_of_files_at_a_time_find_what_ripgrep_finds(
+    mixed_root, mixed_index, worker_for, tmp_path, monkeypatch
+):
+    # As a search whose needle is in too many chunks to read their places by chunk (the Linux kernel's), with
+    # slices of 2, 4, 8... files so that a small repository takes several.
+    monkeypatch.setattr(text_search, "PLACES_BY_CHUNK", 0)
+    monkeypatch.setattr(text_search, "FIRST_FILES", 2)
+    db = tmp_path / "index.db"
+    shutil.copy(mixed_index[0], db)
+    worker = worker_for(db)
+    files = tuple(_indexed_files(db))
+    for pattern, options, flags in [
+        ("retry", {}, ("-i", "-F")),
+        ("in", {}, ("-i", "-F")),
+        (r"def \w+\(self", {"regex": True}, ("-i",)),
+    ]:
+        assert _quarry(worker, mixed_root, pattern, **options) == rg_matches(mixed_root, pattern, *flags, paths=files)
+    first = worker.run(ops.search(SearchRequest("e", roots=(str(mixed_root),), mode="text", k=3))).result(timeout=60)
+    every = worker.run(ops.search(SearchRequest("e", roots=(str(mixed_root),), mode="text", k=100))).result(timeout=60)
+    assert not first.text_complete and every.text_complete
+    assert [(r.path, r.matches) for r in first.results] == [(r.path, r.matches) for r in every.results][:3]
 
 
 @needs_rg

@@ -211,10 +211,20 @@ class TextIndex(Protocol):
         over the chunks' text)."""
         ...
 
-    def place_table(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> tuple[np.ndarray, list[tuple]]:
-        """Every place in these scopes passing `where` as an (n, 3) int64 array of (place id, file id, chunk
-        id), without text, and (file id, scope id, path) of the scopes' files: text mode orders the places by
-        path and reads the text of the first files only."""
+    def place_rows(
+        self,
+        scope_ids: Sequence[str],
+        where: HitFilter = NO_FILTER,
+        chunk_ids: np.ndarray | None = None,
+        file_ids: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Every place in these scopes passing `where` (with `chunk_ids`, only the places of those chunks; with
+        `file_ids`, only those of these files) as an (n, 3) int64 array of (place id, file id, chunk id), without
+        text: text mode orders the places by path (scope_files) and reads the text of the first files only."""
+        ...
+
+    def scope_files(self, scope_ids: Sequence[str]) -> list[tuple]:
+        """(file id, scope id, path) of the files of these scopes."""
         ...
 
     def text_pending(self) -> int:

@@ -870,14 +870,23 @@ class PostgresStore:
         )
         return [Hit(*r) for r in rows]
 
-    def place_table(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> tuple[np.ndarray, list[tuple]]:
+    def place_rows(
+        self,
+        scope_ids: Sequence[str],
+        where: HitFilter = NO_FILTER,
+        chunk_ids: np.ndarray | None = None,
+        file_ids: np.ndarray | None = None,
+    ) -> np.ndarray:
         cond, args = self.filter_sql(scope_ids, where)
-        rows = self._rows(
-            f"SELECT fc.id, fc.file_id, fc.chunk_id FROM file_chunk fc JOIN file f ON f.id = fc.file_id WHERE {cond}",
-            args,
-        )
-        files = self._rows("SELECT id, scope_id, path FROM file WHERE scope_id = ANY(%s)", (list(scope_ids),))
-        return np.array(rows, dtype=np.int64).reshape(-1, 3), files
+        files = "JOIN file f ON f.id = fc.file_id " if self.reads_files(where) else ""
+        for column, ids in (("fc.chunk_id", chunk_ids), ("fc.file_id", file_ids)):
+            if ids is not None:
+                cond, args = f"{cond} AND {column} = ANY(%s)", [*args, np.asarray(ids, dtype=np.int64).tolist()]
+        rows = self._rows(f"SELECT fc.id, fc.file_id, fc.chunk_id FROM file_chunk fc {files}WHERE {cond}", args)
+        return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+    def scope_files(self, scope_ids: Sequence[str]) -> list[tuple]:
+        return self._rows("SELECT id, scope_id, path FROM file WHERE scope_id = ANY(%s)", (list(scope_ids),))
 
     def chunks_containing(self, needles: Sequence[str]) -> np.ndarray:
         """See TextIndex. The bundled server has no pg_trgm, so this reads every chunk's text (ILIKE folds
