@@ -164,7 +164,7 @@ def test_a_store_made_before_sign_packs_gets_them_at_its_next_garbage_collection
 
 
 def test_the_search_lets_go_of_its_in_memory_copy_once_the_store_grows_past_the_line(store, monkeypatch):
-    monkeypatch.setattr(vector_search_choice, "SIGN_SEARCH_MIN", 150)
+    monkeypatch.setattr(vector_search_choice, "SIGN_SEARCH_MIN", 250)  # code and name vectors
     corpus = Corpus(store, seed=16)
     corpus.write(10, 10)
     searched = SizedVectorSearch(store, MODEL, DIMS)

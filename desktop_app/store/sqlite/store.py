@@ -862,11 +862,12 @@ class SqliteStore:
         return SizedVectorSearch(self, model_id, dims)
 
     def sign_index(self, model_id: str, dims: int, at_least: int) -> SignIndex | None:
-        """A search of the model's vectors by their sign bits, when it has at least `at_least` code vectors and the
-        sign packs of both its tables are complete."""
+        """A search of the model's vectors by their sign bits, when it has at least `at_least` vectors (code and
+        name: a model's names come first, 1.86M of them on the Linux kernel) and the sign packs of both its tables
+        are complete."""
         with translate_errors(self.path):
             code, names = self._vec0_table(model_id, False), self._vec0_table(model_id, True)
-            if code is None or names is None or code.count() < at_least:
+            if code is None or names is None or code.count() + names.count() < at_least:
                 return None
             packs = SignPacks(self._conn, code.name), SignPacks(self._conn, names.name)
             if not all(p.complete for p in packs):
