@@ -1,14 +1,18 @@
 """`quarry mcp` telling an agent the true state: a reindex polled without waiting reports its run until it
 has finished, a fresh server's first search is answered from every vector (or says how many it searched),
 and read_span numbers lines as search results do. A real server process, the SDK's own client, real
-indexes."""
+indexes; the search that stops waiting calls the server's tools in this process, its warm-up held by an event."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
 
 import pytest
 
+from desktop_app.agent.tools import AgentTools
+from desktop_app.search import pipeline
 from desktop_app.worker import ops
 from desktop_app.worker.worker import EngineConfig, Worker
 
@@ -91,17 +95,37 @@ def test_a_fresh_servers_first_search_is_answered_from_every_vector(large, tmp_p
         session.close()
 
 
-def test_a_search_that_stops_waiting_for_the_vectors_says_how_much_it_searched(large, tmp_path):
+def test_a_search_that_stops_waiting_for_the_vectors_says_how_much_it_searched(large, monkeypatch):
+    # The server's tools in this process, so that its warm-up can be held half way by an event: a fresh server's
+    # load of these vectors was once slow enough to race, and is now done before a client's handshake.
     root, db = large
-    session = McpSession(["mcp", "--db", str(db), "--load-wait", "0"], root, tmp_path / "err")
+    monkeypatch.setattr(pipeline, "WARM_UP_SLICE_S", 1e-9)  # a slice a batch: the code vectors, then the names
+    half_way, release = threading.Event(), threading.Event()
+    real_warm_up = pipeline.Searcher.warm_up
+
+    def held_warm_up(searcher: pipeline.Searcher):
+        for step, value in enumerate(real_warm_up(searcher)):
+            yield value
+            if step == 0:  # the code vectors are in, not the names: the worker answers searches meanwhile
+                half_way.set()
+                while not release.wait(0.01):
+                    yield None
+
+    monkeypatch.setattr(pipeline.Searcher, "warm_up", held_warm_up)
+    worker = Worker(EngineConfig(db)).start()
     try:
-        # Sent as the server starts, while its 20,000 vectors load (about a second): not waited for.
-        first = session.ok("search", query="combine omega with ledger for record 700", k=3)
+        tools = AgentTools(worker, root, worker.run(ops.warm_up()), load_wait_s=0)
+        assert half_way.wait(60)
+        first = asyncio.run(tools.search("combine omega with ledger for record 700", k=3))
         assert 0 < first["vectors_searched"] < 1 and first["results"]
         assert f"searched in {first['vectors_searched']:.0%} of them" in first["notice"]
-        assert session.ok("search", query="record 700", mode="exact", k=3)["results"]  # no vectors: no wait
+        assert asyncio.run(tools.search("record 700", mode="exact", k=3))["results"]  # no vectors: no wait
+        release.set()
+        tools.loading.result(timeout=60)  # type: ignore[union-attr]
+        assert "vectors_searched" not in asyncio.run(tools.search("combine omega with ledger for record 700", k=3))
     finally:
-        session.close()
+        release.set()
+        worker.close()
 
 
 def test_read_span_numbers_lines_as_search_results_do(index_copy, tmp_path):

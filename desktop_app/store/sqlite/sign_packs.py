@@ -115,19 +115,11 @@ class SignPacks:
         """Merge the packs under SMALL_PACK entries into packs of REWRITE_PACK when there are more than SMALL_PACKS
         of them: each write of vectors adds one (an index run's fast stage, of 512 chunks; a watched folder's edit,
         of a few), and a reader pays per pack. Their signs are merged as they are, the vectors left unread."""
-        small = cast(
-            list[tuple[int, bytes, bytes]],
-            self._conn.execute(
-                "SELECT id, ids, signs FROM vector_sign WHERE vector_table = ? AND size < ? ORDER BY id",
-                (self.table, SMALL_PACK),
-            ).fetchall(),
-        )
+        small = self._packs("size < ? ORDER BY id", (SMALL_PACK,))
         if len(small) <= SMALL_PACKS:
             return
-        rowids = np.concatenate([np.frombuffer(ids, dtype=np.int64) for _, ids, _ in small])
-        words = np.concatenate(
-            [np.frombuffer(signs, dtype=np.uint64).reshape(-1, len(ids) // 8) for _, ids, signs in small], axis=1
-        )
+        rowids = np.concatenate([ids for _, ids, _ in small])
+        words = np.concatenate([signs for _, _, signs in small], axis=1)
         for start in range(0, len(rowids), REWRITE_PACK):
             self._insert(rowids[start : start + REWRITE_PACK], words[:, start : start + REWRITE_PACK])
         for start in range(0, len(small), 500):
@@ -137,20 +129,23 @@ class SignPacks:
     def read(self, after: int) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """(pack id, rowids, signs as words x n uint64) of the packs with id above `after`, in order."""
         last = after
-        while True:
-            rows = cast(
-                list[tuple[int, bytes, bytes]],
-                self._conn.execute(
-                    "SELECT id, ids, signs FROM vector_sign WHERE vector_table = ? AND id > ? ORDER BY id LIMIT 64",
-                    (self.table, last),
-                ).fetchall(),
-            )
-            if not rows:
-                return
-            for pack_id, ids, signs in rows:
-                rowids = np.frombuffer(ids, dtype=np.int64)
-                yield pack_id, rowids, np.frombuffer(signs, dtype=np.uint64).reshape(-1, len(rowids))
-                last = pack_id
+        while packs := self._packs("id > ? ORDER BY id LIMIT 64", (last,)):
+            yield from packs
+            last = packs[-1][0]
+
+    def _packs(self, condition: str, args: tuple) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """(pack id, rowids, signs as words x n uint64) of the table's packs meeting `condition`."""
+        rows = cast(
+            list[tuple[int, bytes, bytes]],
+            self._conn.execute(
+                f"SELECT id, ids, signs FROM vector_sign WHERE vector_table = ? AND {condition}", (self.table, *args)
+            ).fetchall(),
+        )
+        out = []
+        for pack_id, ids, signs in rows:
+            rowids = np.frombuffer(ids, dtype=np.int64)
+            out.append((pack_id, rowids, np.frombuffer(signs, dtype=np.uint64).reshape(-1, len(rowids))))
+        return out
 
     def held_since(self, first: int, last: int) -> int:
         """How many of the table's packs have ids from `first` to `last`: fewer than a reader loaded means they

@@ -519,7 +519,8 @@ class SqliteStore:
         self._conn.execute(SQL.delete_file, (scope_id, path))
 
     def collect_garbage(self) -> int:
-        """Drop chunks (and their vectors) that no file in any scope refers to any more."""
+        """Drop chunks (and their vectors) that no file in any scope refers to any more, when a place was deleted
+        since the last collection; and keep the vectors' sign packs fit to read."""
         with self._write():
             collected = self._collect_orphans() if self._garbage_possible() else 0
             # The sign packs, rewritten where deletions left them mostly stale or an earlier build wrote none

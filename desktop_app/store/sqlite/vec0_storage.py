@@ -6,8 +6,9 @@ is a full scan, and a lookup by rowid walks a 1.5 MB blob's overflow pages (~0.4
 sqlite-vec 0.1 keeps its data in plain tables: `<t>_rowids(rowid, id, chunk_id, chunk_offset)` has
 one row per live vector, and `<t>_vector_chunks00(rowid = chunk_id, vectors)` holds each chunk's
 vectors end to end. Reading those gives the same vectors with indexed range reads and one blob read
-per 1,024 vectors (1.6 s for a million float32 ones). That layout is private to sqlite-vec, so it is
-checked first; a table laid out any other way is read through the virtual table (correct, slower).
+per 1,024 vectors (1.6 s for a million float32 ones), and a vector by rowid as a slice of its chunk's blob
+(incremental blob I/O, ~30 us). That layout is private to sqlite-vec, so it is checked first; a table laid
+out any other way is read through the virtual table (correct, slower).
 
 Vectors are stored as int8 codes, one byte a dimension (`int8[d]` columns), not float32: they were 65 % of a
 fast-stage database (commons-lang: 15.8 of 28.6 MB). Every vector Quarry stores is a unit vector compared by
@@ -102,7 +103,8 @@ class Vec0Table:
             self._conn.execute(f"DELETE FROM {self._table} WHERE rowid IN ({','.join('?' * len(part))})", part)
 
     def put(self, rows: list[tuple[int, np.ndarray]]) -> None:
-        """Store (rowid, unit vector) rows, replacing the vectors these rowids have."""
+        """Store (rowid, unit vector) rows, replacing the vectors these rowids have, and their sign bits as one
+        more pack (sign_packs.py)."""
         if not rows:
             return
         self._conn.executemany(f"DELETE FROM {self._table} WHERE rowid = ?", [(rowid,) for rowid, _ in rows])

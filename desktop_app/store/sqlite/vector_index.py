@@ -8,7 +8,8 @@ which gets a 4-bit residual beside its codes, ~590 bytes a 384-dim vector), appe
 writes them, and answers "nearest chunks among these ids" with an int8 scan of every row followed by
 rescoring of a slightly longer shortlist: exact for stored codes, and for float32 rows recall@10 against
 exact float32 search ~0.998 on random unit vectors, which are the hard case (real embeddings have far
-larger gaps at the top).
+larger gaps at the top). A model with more vectors than sign_index.SIGN_SEARCH_MIN is searched by their sign
+bits instead (sign_index.py), which does not hold them all.
 """
 
 from __future__ import annotations
