@@ -27,7 +27,7 @@ import numpy as np
 
 from ..id_arrays import distinct_sorted
 from ..rows import NO_FILTER, ChunkId, HitFilter
-from .allowed_sets import AllowedSets
+from .allowed_sets import AllowedSets, Selections
 from .sign_packs import SignPacks, sign_words, signs_of
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 SIGN_SEARCH_MIN = 250_000  # vectors of a model (code and name) from which its searches use sign bits
 HAMMING_SHORTLIST = 5_000
 _NOT_ALLOWED = np.iinfo(np.uint16).max
-_SELECTIONS = 32  # masks of allowed sets kept at once
+_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float32)  # each byte's 8 bits
 
 
 def sign_shortlist(k: int) -> int:
@@ -115,8 +115,7 @@ class _Signs:
         every bit took 7)."""
         padded = np.zeros(self.words.shape[0] * 64, dtype=np.float32)
         padded[: self.dims] = query
-        every_byte = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float32)  # 256 x 8
-        table = every_byte @ padded.reshape(-1, 8).T  # 256 x bytes: value of each byte at each position
+        table = _BYTE_BITS @ padded.reshape(-1, 8).T  # 256 x bytes: value of each byte at each position
         packed = np.ascontiguousarray(self.words[:, positions].T).view(np.uint8)  # entries x bytes
         return table[packed, np.arange(packed.shape[1])].sum(axis=1)
 
@@ -133,8 +132,7 @@ class SignIndex:
         self._generation: tuple[int, int] | None = None
         self._loading = False
         self._allowed = AllowedSets(store)
-        # (id(allowed), names) -> (allowed, mask of the entries it leaves out)
-        self._selections: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._selections: Selections[np.ndarray] = Selections()  # masks of the entries an allowed set leaves out
         # names -> (query, {chunk id: exact similarity}) read by the last nearest()
         self._scored: dict[bool, tuple[np.ndarray, dict[int, float]]] = {}
 
@@ -183,18 +181,15 @@ class SignIndex:
         return self._allowed.get(scope_ids, where)
 
     def _left_out(self, signs: _Signs, allowed: np.ndarray, names: bool) -> np.ndarray:
-        """Mask of the entries whose chunk `allowed` leaves out (cached while `allowed` is)."""
-        key = (id(allowed), names)
-        cached = self._selections.get(key)
-        if cached is not None and cached[0] is allowed:
-            return cached[1]
-        if len(self._selections) >= _SELECTIONS:
-            self._selections.clear()
-        ids = signs.ids[: signs.size]
-        at = np.minimum(np.searchsorted(allowed, ids), max(len(allowed) - 1, 0))
-        mask = allowed[at] != ids if len(allowed) else np.ones(len(ids), dtype=bool)
-        self._selections[key] = (allowed, mask)
-        return mask
+        """Mask of the entries whose chunk `allowed` leaves out."""
+
+        def mask() -> np.ndarray:
+            ids = signs.ids[: signs.size]
+            if not len(allowed):
+                return np.ones(len(ids), dtype=bool)
+            return allowed[np.minimum(np.searchsorted(allowed, ids), len(allowed) - 1)] != ids
+
+        return self._selections.get(allowed, names, mask)
 
     def nearest(
         self, query: np.ndarray, allowed: np.ndarray | None, k: int, names: bool = False

@@ -525,9 +525,8 @@ class SqliteStore:
             collected = self._collect_orphans() if self._garbage_possible() else 0
             # The sign packs, rewritten where deletions left them mostly stale or an earlier build wrote none
             # (about 8 s for the Linux kernel's 4.8M vectors, once), and their small packs merged.
-            for table, dims in self._rows("SELECT vector_table, dims FROM model"):
-                for name in (table, table + NAME_SUFFIX):
-                    SignPacks(self._conn, name).maintain(Vec0Table(self._conn, name, dims))
+            for vectors in self._vector_tables():
+                SignPacks(self._conn, vectors.name).maintain(vectors)
             return collected
 
     def _garbage_possible(self) -> bool:
@@ -549,10 +548,8 @@ class SqliteStore:
         # (a folder removed during its model stage), which nothing read or dropped since (chunk ids are never
         # reused). add_vectors writes no such vectors now; this heals the indexes those builds left, at their
         # first collection. About 25 ms a table of 300,000 vectors.
-        for table, dims in self._rows("SELECT vector_table, dims FROM model"):
-            for name in (table, table + NAME_SUFFIX):
-                vectors = Vec0Table(self._conn, name, dims)
-                vectors.delete(vectors.ids_missing_from("chunk"))
+        for vectors in self._vector_tables():
+            vectors.delete(vectors.ids_missing_from("chunk"))
         self._conn.execute(f"INSERT OR REPLACE INTO meta (key, value) VALUES ('{NO_GARBAGE_KEY}', '1')")
         return len(orphans)
 
@@ -921,6 +918,14 @@ class SqliteStore:
             )
             out.update({(scope_id, path): np.frombuffer(blob, dtype=np.float32) for scope_id, path, blob in rows})
         return out
+
+    def _vector_tables(self) -> list[Vec0Table]:
+        """Every model's two vec0 tables (chunk and symbol-name vectors)."""
+        return [
+            Vec0Table(self._conn, name, dims)
+            for table, dims in self._rows("SELECT vector_table, dims FROM model")
+            for name in (table, table + NAME_SUFFIX)
+        ]
 
     def _vec0_table(self, model_id: str, names: bool) -> Vec0Table | None:
         rows = self._rows(SQL.model_table, (model_id,))

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..rows import NO_FILTER, ChunkId, HitFilter
-from .allowed_sets import AllowedSets
+from .allowed_sets import AllowedSets, Selections
 from .int8_matmul import Int8Dot
 from .quantized_rows import QuantizedRows
 
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 # A candidate set this much smaller than the matrix is kept as positions rather than a row mask.
 _SPARSE_SHARE = 8
 _SHORTLIST_EXTRA = 16
-_SELECTIONS = 32  # row selections kept at once (of allowed sets, which allowed_sets.py keeps 16 of)
 
 
 def shortlist_size(k: int) -> int:
@@ -52,8 +51,8 @@ class VectorIndex:
         self._generation: tuple[int, int] | None = None
         self._loading = False  # a budgeted refresh stopped before catching up (see `loading`)
         self._allowed = AllowedSets(store)
-        # (id(allowed), names) -> (allowed, its rows: None for all, positions, or a mask of the rows left out)
-        self._selections: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray | None]] = {}
+        # the rows an allowed set selects: None for all, positions, or a mask of the rows left out
+        self._selections: Selections[np.ndarray | None] = Selections()
         # names -> (query, {row position: similarity}) rescored by the last nearest()
         self._rescored: dict[bool, tuple[np.ndarray, dict[int, float]]] = {}
 
@@ -129,23 +128,7 @@ class VectorIndex:
     def _selection(self, rows: QuantizedRows, allowed: np.ndarray | None, names: bool) -> np.ndarray | None:
         if allowed is None:  # every chunk: only the rows of deleted vectors are left out
             return None if rows.live_count == len(rows) else ~rows.live
-        key = (id(allowed), names)
-        cached = self._selections.get(key)
-        if cached is not None and cached[0] is allowed:
-            return cached[1]
-        if len(self._selections) >= _SELECTIONS:
-            self._selections.clear()
-        pos, found = rows.positions(allowed)
-        pos = pos[found]
-        if len(pos) == len(rows):
-            selection = None
-        elif len(pos) * _SPARSE_SHARE < len(rows):
-            selection = pos
-        else:
-            selection = np.ones(len(rows), dtype=bool)  # as a mask of the rows left out
-            selection[pos] = False
-        self._selections[key] = (allowed, selection)
-        return selection
+        return self._selections.get(allowed, names, lambda: _selected(rows, allowed))
 
     def nearest(
         self, query: np.ndarray, allowed: np.ndarray | None, k: int, names: bool = False
@@ -195,6 +178,19 @@ class VectorIndex:
             **dict(zip(missing, rows.refine(query, np.array(missing, dtype=np.int64)).tolist(), strict=True)),
         }
         return {cid: known[p] for cid, p in zip(ids, pos, strict=True)}
+
+
+def _selected(rows: QuantizedRows, allowed: np.ndarray) -> np.ndarray | None:
+    """The rows of the allowed chunks: None for all, positions when few, else a mask of the rows left out."""
+    pos, found = rows.positions(allowed)
+    pos = pos[found]
+    if len(pos) == len(rows):
+        return None
+    if len(pos) * _SPARSE_SHARE < len(rows):
+        return pos
+    left_out = np.ones(len(rows), dtype=bool)
+    left_out[pos] = False
+    return left_out
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:
