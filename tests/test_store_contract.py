@@ -435,6 +435,56 @@ def test_a_batch_touches_deletes_and_skips_files_and_garbage_is_collected(fresh)
     assert ids["c"] not in store.scope_chunk_ids([main]).tolist()
 
 
+def test_any_text_is_stored_exactly_and_a_rewritten_file_keeps_only_its_new_places(fresh):
+    """Quotes, backslashes, control characters, escapes and characters beyond the BMP (the SQLite store sends a
+    batch's rows as one JSON array) come back as written; a file written again in a later batch has only its
+    new places and keyword rows."""
+    store, main, _, _ = fresh
+    odd = 'say("\\"") \\n \\u00e9\tτ 漢字 😀 \u2028 \x01 end\n'
+    store.write_batch(
+        main,
+        MODEL,
+        [NewChunk("odd", odd, 3)],
+        [
+            FileWrite(
+                "ü/odd.py",
+                7,
+                9,
+                "sha-o",
+                "python",
+                [ChunkRef("odd", 0, 1, 2, "function", "grüße_😀", "function", None, "grüße 😀", "ü odd py", odd)],
+            )
+        ],
+    )
+    ids = store.known_chunks(["odd"])
+    [stored] = store.stored_chunks([ids["odd"]])
+    assert (stored.text, stored.path, stored.symbol_name) == (odd, "ü/odd.py", "grüße_😀")
+    assert len(store.keyword_matches([main], ["grüße"], False, 5)) == 1
+    a_places = store.keyword_matches([main], ["retry"], False, 10)
+    store.write_batch(
+        main,
+        MODEL,
+        [],
+        [
+            FileWrite(
+                "ü/odd.py",
+                8,
+                10,
+                "sha-o2",
+                "python",
+                [_ref("b", 0, "ü/odd.py", "parse_matrix", "function", "parse matrix")],
+            )
+        ],
+    )
+    assert store.keyword_matches([main], ["grüße"], False, 5) == []
+    [(moved, _)] = [
+        m for m in store.keyword_matches([main], ["parse"], False, 10) if _places(store, [m[0]])[0][0] == "ü/odd.py"
+    ]
+    assert _places(store, [moved]) == [("ü/odd.py", "b", 1)]
+    assert store.keyword_matches([main], ["retry"], False, 10) == a_places
+    assert store.file_states(main)["ü/odd.py"].sha256 == "sha-o2"
+
+
 def test_chunking_is_recorded_per_scope_and_a_removed_scope_takes_its_worktrees(fresh):
     store, main, worktree, roots = fresh
     assert store.chunking_of(main) is None

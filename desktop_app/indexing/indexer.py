@@ -46,8 +46,11 @@ HEADER_TOKEN_RESERVE = 40
 # Chunks stay small enough to point at code even when a model accepts thousands of tokens.
 MAX_CHUNK_TOKENS = 480
 # New chunks per write transaction, and the first batches' (small, so the first files are searchable
-# and the first progress shows within a second even when the first files are large).
-BATCH_CHUNKS = 256
+# and the first progress shows within a second even when the first files are large). Each transaction writes
+# every page it touched, and a batch's new chunks land on random pages of the chunk-hash and symbol indexes:
+# 2048 rather than 256 took a 240 MB part of the Linux kernel's keyword stage from 97-98 to 86 s (~0.2 s a
+# write; 1024: 94 s).
+BATCH_CHUNKS = 2048
 FIRST_BATCH_CHUNKS = 16
 
 # How often, at most, a run asks the store whether its folder is still in the index: a removal ends the run

@@ -28,20 +28,6 @@ class Statements:
         # --- files and chunks
         self.file_states = f"SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = {p}"
         self.file_row = f"SELECT path, size, mtime_ns, sha256, status FROM file WHERE scope_id = {p} AND path = {p}"
-        self.delete_file = f"DELETE FROM file WHERE scope_id = {p} AND path = {p}"
-        self.touch_file = f"UPDATE file SET size = {p}, mtime_ns = {p} WHERE scope_id = {p} AND path = {p}"
-        self.insert_skipped_file = (
-            "INSERT INTO file (scope_id, path, size, mtime_ns, status, skip_reason, indexed_at) "
-            f"VALUES ({p}, {p}, {p}, {p}, 'skipped', {p}, {p})"
-        )
-        self.insert_indexed_file = (
-            "INSERT INTO file (scope_id, path, size, mtime_ns, sha256, language, status, indexed_at) "
-            f"VALUES ({p}, {p}, {p}, {p}, {p}, {p}, 'indexed', {p}) RETURNING id"
-        )
-        self.insert_chunk = (
-            f"INSERT INTO chunk (hash, text, token_count, created_at) VALUES ({p}, {p}, {p}, {p}) "
-            "ON CONFLICT (hash) DO NOTHING"
-        )
         self.count_chunks = "SELECT count(*) FROM chunk"
         # --- file outlines: the indexed files lacking an outline vector of a model (bound first)
         without_outline = (

@@ -70,6 +70,22 @@ from ..until_next_write import UntilNextWrite
 from .connection import ReadOnlyStore, connect, display_url, store_error
 from .vector_search import PgVectorSearch
 
+# The team store writes files and chunks a row a statement; the SQLite store writes a batch's rows in one statement
+# (sqlite/json_rows.py says why).
+_DELETE_FILE = "DELETE FROM file WHERE scope_id = %s AND path = %s"
+_TOUCH_FILE = "UPDATE file SET size = %s, mtime_ns = %s WHERE scope_id = %s AND path = %s"
+_INSERT_SKIPPED_FILE = (
+    "INSERT INTO file (scope_id, path, size, mtime_ns, status, skip_reason, indexed_at) "
+    "VALUES (%s, %s, %s, %s, 'skipped', %s, %s)"
+)
+_INSERT_INDEXED_FILE = (
+    "INSERT INTO file (scope_id, path, size, mtime_ns, sha256, language, status, indexed_at) "
+    "VALUES (%s, %s, %s, %s, %s, %s, 'indexed', %s) RETURNING id"
+)
+_INSERT_CHUNK = (
+    "INSERT INTO chunk (hash, text, token_count, created_at) VALUES (%s, %s, %s, %s) ON CONFLICT (hash) DO NOTHING"
+)
+
 _T = TypeVar("_T")
 # ts_rank weights, in PostgreSQL's order {D, C, B, A}: symbol names (A) weigh most, then the path and the
 # enclosing symbol (B), then the text (C); the same 10 : 3 : 1 as the SQLite store's BM25 column weights.
@@ -643,7 +659,7 @@ class PostgresStore:
             with conn.cursor() as cur:
                 if new_chunks:
                     cur.executemany(
-                        SQL.insert_chunk,
+                        _INSERT_CHUNK,
                         [(ch.hash, ch.text, ch.token_count, now) for ch in new_chunks],
                     )
                 if table is not None:
@@ -659,16 +675,16 @@ class PostgresStore:
                                 [(cid, np.asarray(v, dtype=np.float32)) for cid, v in given],
                             )
                 for path in deleted:
-                    cur.execute(SQL.delete_file, (scope_id, path))
+                    cur.execute(_DELETE_FILE, (scope_id, path))
                 if touched:
                     cur.executemany(
-                        SQL.touch_file,
+                        _TOUCH_FILE,
                         [(size, mtime, scope_id, path) for path, size, mtime in touched],
                     )
                 for sk in skipped:
-                    cur.execute(SQL.delete_file, (scope_id, sk.path))
+                    cur.execute(_DELETE_FILE, (scope_id, sk.path))
                     cur.execute(
-                        SQL.insert_skipped_file,
+                        _INSERT_SKIPPED_FILE,
                         (scope_id, sk.path, sk.size, sk.mtime_ns, sk.reason, now),
                     )
                 for fw in files:
@@ -721,9 +737,9 @@ class PostgresStore:
     @staticmethod
     def _replace_file_row(cur: psycopg.Cursor, scope_id: str, fw: FileWrite, now: float) -> int:
         """The file's row written afresh (its old row and places dropped); its id."""
-        cur.execute(SQL.delete_file, (scope_id, fw.path))
+        cur.execute(_DELETE_FILE, (scope_id, fw.path))
         row = cur.execute(
-            SQL.insert_indexed_file,
+            _INSERT_INDEXED_FILE,
             (scope_id, fw.path, fw.size, fw.mtime_ns, fw.sha256, fw.language, now),
         ).fetchone()
         assert row is not None  # RETURNING gives the new row

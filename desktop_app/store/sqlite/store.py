@@ -43,6 +43,7 @@ from ..shared_sql import SQLITE as SQL
 from . import fts_query, path_globs, soundness
 from .connection import open_connection, query_value, store_error, translate_errors, use_wal, write_transaction
 from .filters import filter_sql
+from .json_rows import columns, json_rows
 from .migrations import NO_GARBAGE_KEY, check_version, migrate
 from .sign_index import SignIndex
 from .sign_packs import SignPacks
@@ -426,73 +427,94 @@ class SqliteStore:
         now = time.time()
         with self._write():
             if new_chunks:
-                with_vectors = any(ch.vector is not None for ch in new_chunks)
-                given: tuple[list[tuple[int, np.ndarray]], ...] = ([], [])  # (chunk id, vector): code, names
-                gone: tuple[list[int], ...] = ([], [])  # chunk ids without one
-                for ch in new_chunks:
-                    self._conn.execute(
-                        SQL.insert_chunk,
-                        (ch.hash, ch.text, ch.token_count, now),
-                    )
-                    if not with_vectors:
-                        continue
-                    cid = self._rows("SELECT id FROM chunk WHERE hash = ?", (ch.hash,))[0][0]
-                    for kind, vec in enumerate((ch.vector, ch.name_vector)):
-                        if vec is None:
-                            gone[kind].append(cid)
-                        else:
-                            given[kind].append((cid, vec))
-                if with_vectors:
-                    table, dims = self._registered_vector_table(model_id)
-                    for kind, name in enumerate((table, table + NAME_SUFFIX)):
-                        vectors = Vec0Table(self._conn, name, dims)
-                        vectors.delete(gone[kind])
-                        vectors.put(given[kind])
-            for path in deleted:
-                self._delete_file(scope_id, path)
-            for path, size, mtime_ns in touched:
+                self._insert_chunks(model_id, new_chunks, now)
+            # Every path the batch writes anew loses what it had first (a skipped file may have been indexed).
+            self._delete_files(scope_id, [*deleted, *(sk.path for sk in skipped), *(fw.path for fw in files)])
+            if touched:
                 self._conn.execute(
-                    SQL.touch_file,
-                    (size, mtime_ns, scope_id, path),
+                    # Materialized, or SQLite may read the scope's files in its outer loop and the JSON in its inner.
+                    f"WITH t (path, size, mtime_ns) AS MATERIALIZED (SELECT {columns(3)} FROM json_each(?1)) "
+                    "UPDATE file SET size = t.size, mtime_ns = t.mtime_ns FROM t "
+                    "WHERE file.scope_id = ?2 AND file.path = t.path",
+                    (json_rows(touched), scope_id),
                 )
-            for sk in skipped:
-                self._delete_file(scope_id, sk.path)
+            if skipped:
                 self._conn.execute(
-                    SQL.insert_skipped_file,
-                    (scope_id, sk.path, sk.size, sk.mtime_ns, sk.reason, now),
+                    "INSERT INTO file (scope_id, path, size, mtime_ns, status, skip_reason, indexed_at) "
+                    "SELECT ?1, value->>0, value->>1, value->>2, 'skipped', value->>3, ?2 FROM json_each(?3)",
+                    (scope_id, now, json_rows([(sk.path, sk.size, sk.mtime_ns, sk.reason) for sk in skipped])),
                 )
-            for fw in files:
-                self._write_file(scope_id, fw, now)
+            if files:
+                self._insert_files(scope_id, files, now)
 
-    def _write_file(self, scope_id: str, fw: FileWrite, now: float) -> None:
-        self._delete_file(scope_id, fw.path)
-        file_id = self._conn.execute(
-            SQL.insert_indexed_file,
-            (scope_id, fw.path, fw.size, fw.mtime_ns, fw.sha256, fw.language, now),
-        ).fetchall()[0][0]
-        hashes = [c.chunk_hash for c in fw.chunks]
-        ids = self._chunk_ids(hashes)
-        for ref in fw.chunks:
-            fc_id = self._conn.execute(
-                "INSERT INTO file_chunk (file_id, scope_id, chunk_id, ordinal, start_line, end_line, chunk_type, "
-                "symbol_name, symbol_type, parent_symbol) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (
-                    file_id,
-                    scope_id,
-                    ids[ref.chunk_hash],
-                    ref.ordinal,
-                    ref.start_line,
-                    ref.end_line,
-                    ref.chunk_type,
-                    ref.symbol_name,
-                    ref.symbol_type,
-                    ref.parent_symbol,
-                ),
-            ).fetchall()[0][0]
-            self._conn.execute(
-                "INSERT INTO fts (rowid, symbol, path, body) VALUES (?, ?, ?, ?)",
-                (fc_id, ref.fts_symbol, ref.fts_path, ref.fts_body),
+    def _insert_chunks(self, model_id: str, new_chunks: Sequence[NewChunk], now: float) -> None:
+        """The chunks not stored yet, with their vectors where the batch has them (one statement each: json_rows)."""
+        self._conn.execute(
+            "INSERT INTO chunk (hash, text, token_count, created_at) "
+            f"SELECT {columns(3)}, ?1 FROM json_each(?2) WHERE true ON CONFLICT (hash) DO NOTHING",
+            (now, json_rows([(ch.hash, ch.text, ch.token_count) for ch in new_chunks])),
+        )
+        if not any(ch.vector is not None for ch in new_chunks):
+            return
+        ids = self._chunk_ids([ch.hash for ch in new_chunks])
+        table, dims = self._registered_vector_table(model_id)
+        for name, column in ((table, "vector"), (table + NAME_SUFFIX, "name_vector")):
+            given: list[tuple[int, np.ndarray]] = []
+            gone: list[int] = []  # chunk ids without one
+            for ch in new_chunks:
+                vector = getattr(ch, column)
+                if vector is None:
+                    gone.append(ids[ch.hash])
+                else:
+                    given.append((ids[ch.hash], vector))
+            vectors = Vec0Table(self._conn, name, dims)
+            vectors.delete(gone)
+            vectors.put(given)
+
+    def _insert_files(self, scope_id: str, files: Sequence[FileWrite], now: float) -> None:
+        """Indexed files with their places and keyword rows, a statement for each table. The places get their
+        ids here (the keyword rows' rowids): the write lock is held, so the next free ones are known."""
+        file_ids = dict(
+            self._rows(
+                "INSERT INTO file (scope_id, path, size, mtime_ns, sha256, language, status, indexed_at) "
+                f"SELECT ?1, {columns(5)}, 'indexed', ?2 FROM json_each(?3) RETURNING path, id",
+                (scope_id, now, json_rows([(f.path, f.size, f.mtime_ns, f.sha256, f.language) for f in files])),
             )
+        )
+        chunk_ids = self._chunk_ids([ref.chunk_hash for fw in files for ref in fw.chunks])
+        next_id = self._rows("SELECT coalesce(max(id), 0) + 1 FROM file_chunk")[0][0]
+        places: list[tuple] = []
+        keywords: list[tuple] = []
+        for fw in files:
+            file_id = file_ids[fw.path]
+            for ref in fw.chunks:
+                places.append(
+                    (
+                        next_id,
+                        file_id,
+                        chunk_ids[ref.chunk_hash],
+                        ref.ordinal,
+                        ref.start_line,
+                        ref.end_line,
+                        ref.chunk_type,
+                        ref.symbol_name,
+                        ref.symbol_type,
+                        ref.parent_symbol,
+                    )
+                )
+                keywords.append((next_id, ref.fts_symbol, ref.fts_path, ref.fts_body))
+                next_id += 1
+        if not places:
+            return
+        self._conn.execute(
+            "INSERT INTO file_chunk (id, file_id, chunk_id, ordinal, start_line, end_line, chunk_type, symbol_name, "
+            f"symbol_type, parent_symbol, scope_id) SELECT {columns(10)}, ?1 FROM json_each(?2)",
+            (scope_id, json_rows(places)),
+        )
+        self._conn.execute(
+            f"INSERT INTO fts (rowid, symbol, path, body) SELECT {columns(4)} FROM json_each(?)",
+            (json_rows(keywords),),
+        )
 
     def _chunk_ids(self, hashes: Sequence[str]) -> dict[str, int]:
         unique = list(dict.fromkeys(hashes))
@@ -507,16 +529,15 @@ class SqliteStore:
     def _delete_fts_for(self, select_ids_sql: str, args: Sequence) -> None:
         self._conn.execute(f"DELETE FROM fts WHERE rowid IN ({select_ids_sql})", args)
 
-    def _delete_file(self, scope_id: str, path: str) -> None:
-        self._delete_fts_for(
-            "SELECT fc.id FROM file_chunk fc JOIN file f ON f.id = fc.file_id WHERE f.scope_id = ? AND f.path = ?",
-            (scope_id, path),
-        )
-        self._conn.execute(
-            "DELETE FROM file_chunk WHERE file_id IN (SELECT id FROM file WHERE scope_id = ? AND path = ?)",
-            (scope_id, path),
-        )
-        self._conn.execute(SQL.delete_file, (scope_id, path))
+    def _delete_files(self, scope_id: str, paths: Sequence[str]) -> None:
+        """Remove these files of the scope with their places and keyword rows (those not indexed are no-ops)."""
+        if not paths:
+            return
+        of_paths = "SELECT id FROM file WHERE scope_id = ?1 AND path IN (SELECT value FROM json_each(?2))"
+        args = (scope_id, json_rows(list(paths)))
+        self._delete_fts_for(f"SELECT fc.id FROM file_chunk fc WHERE fc.file_id IN ({of_paths})", args)
+        self._conn.execute(f"DELETE FROM file_chunk WHERE file_id IN ({of_paths})", args)
+        self._conn.execute(f"DELETE FROM file WHERE id IN ({of_paths})", args)
 
     def collect_garbage(self) -> int:
         """Drop chunks (and their vectors) that no file in any scope refers to any more, when a place was deleted
