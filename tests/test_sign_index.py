@@ -6,6 +6,8 @@ the line moved below its size, ranks as the in-memory search does."""
 
 from __future__ import annotations
 
+import threading
+
 import apsw
 import numpy as np
 import pytest
@@ -75,6 +77,36 @@ def test_only_allowed_chunks_are_returned_and_similarities_are_exact(store):
     assert set(sims) == set(ids[::7].tolist())
     for cid, vector in zip(ids[::7], vectors[::7], strict=True):
         assert sims[int(cid)] == pytest.approx(float(vector @ q), abs=1e-5)
+
+
+def test_a_scan_thread_reads_its_vectors_while_another_thread_is_inside_the_stores_connection(store):
+    # A search's vector scans run on threads of their own while the worker's thread reads the keyword index. apsw
+    # refuses a connection to a second thread while a statement runs ("busy in another thread"): a hybrid search
+    # of the Linux kernel failed so when its exact reads went through the store's connection.
+    corpus = Corpus(store, seed=13)
+    corpus.write(20, 10)
+    index = signs_of_model(store)
+    inside, release = threading.Event(), threading.Event()
+
+    def hold() -> int:
+        inside.set()
+        release.wait()
+        return 1
+
+    store._conn.create_scalar_function("hold_connection", hold, 0)
+    holder = threading.Thread(target=lambda: store._conn.execute("SELECT hold_connection()").fetchall())
+    holder.start()
+    inside.wait()
+    try:
+        q = unit(corpus.rng, 1)[0]
+        found = index.nearest(q, None, 5)
+        sims = index.similarities(q, [cid for cid, _ in found])
+    finally:
+        release.set()
+        holder.join()
+    ids, vectors = corpus.by_id()
+    assert [cid for cid, _ in found] == exact_top(ids, vectors, q, 5)
+    assert sims == dict(found)
 
 
 def test_deleted_vectors_are_never_returned_and_a_replaced_one_scores_as_it_is_now(store):

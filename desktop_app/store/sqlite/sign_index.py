@@ -28,6 +28,7 @@ import numpy as np
 from ..id_arrays import distinct_sorted
 from ..rows import NO_FILTER, ChunkId, HitFilter
 from .allowed_sets import AllowedSets, Selections
+from .scan_reader import ScanReader
 from .sign_packs import SignPacks, sign_words, signs_of
 
 if TYPE_CHECKING:
@@ -123,8 +124,11 @@ class _Signs:
 class SignIndex:
     """A model's code and name vectors searched by sign bits (see the module's notes)."""
 
-    def __init__(self, store: SqliteStore, model_id: str, dims: int, code: SignPacks, names: SignPacks):
+    def __init__(
+        self, store: SqliteStore, model_id: str, dims: int, code: SignPacks, names: SignPacks, reader: ScanReader
+    ):
         self.store = store
+        self._reader = reader  # nearest() runs on a scan thread: it reads the vectors on a connection of its own
         self.model_id = model_id
         self.dims = dims
         self._code = _Signs(code, dims)
@@ -215,7 +219,8 @@ class SignIndex:
     def _exact(self, query: np.ndarray, chunk_ids: np.ndarray, names: bool) -> dict[int, float]:
         """Cosine similarity of each of these chunks that has a vector of this kind, read from the store."""
         out: dict[int, float] = {}
-        for ids, rows in self.store.vectors_by_id(self.model_id, names, chunk_ids, codes=True):
+        table = (self._names if names else self._code).packs.table
+        for ids, rows in self._reader.codes(table, self.dims, chunk_ids):
             matrix = rows.astype(np.float32)
             norms = np.linalg.norm(matrix, axis=1)
             sims = (matrix @ query) / np.where(norms > 0, norms, 1)

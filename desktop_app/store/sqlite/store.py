@@ -45,6 +45,7 @@ from .connection import open_connection, query_value, store_error, translate_err
 from .filters import filter_sql
 from .json_rows import columns, json_rows
 from .migrations import NO_GARBAGE_KEY, check_version, migrate
+from .scan_reader import ScanReader
 from .sign_index import SignIndex
 from .sign_packs import SignPacks
 from .vec0_storage import INT8_COLUMN, Vec0Table, id_array
@@ -101,6 +102,7 @@ class SqliteStore:
         # index's fill (waiting chunks were candidates already).
         self._unseen_rows = 0
         self._damaged = False  # a check since the open found damage
+        self._scan_reader = ScanReader(self.path)
 
     @property
     def generation(self) -> tuple[int, int]:
@@ -125,6 +127,7 @@ class SqliteStore:
         soundness.remember_sound(self.path)
 
     def close(self) -> None:
+        self._scan_reader.close()
         wrote = self._conn.total_changes() > 0
         # Closing checkpoints the WAL; if that fails (full disk, damaged file) the WAL keeps the data.
         with contextlib.suppress(apsw.Error):
@@ -891,7 +894,7 @@ class SqliteStore:
             packs = SignPacks(self._conn, code.name), SignPacks(self._conn, names.name)
             if not all(p.complete for p in packs):
                 return None
-            return SignIndex(self, model_id, dims, *packs)
+            return SignIndex(self, model_id, dims, *packs, self._scan_reader)
 
     # --- file outlines ---------------------------------------------------------------------------
 
