@@ -68,3 +68,29 @@ def test_a_store_made_before_the_mark_looks_at_its_first_collection(tmp_path):
         assert not store._garbage_possible()
     finally:
         store.close()
+
+
+def test_a_store_made_before_the_chunk_count_counts_its_chunks_at_its_next_collection_then_keeps_the_count(tmp_path):
+    path = tmp_path / "index.db"
+    store = SqliteStore(path)
+    corpus = Corpus(store, seed=23)
+    corpus.write(3, 5)
+    store.collect_garbage()
+    store.close()
+    conn = apsw.Connection(str(path))  # as schema 5 left it
+    conn.execute(
+        "DROP TRIGGER chunk_count_insert; DROP TRIGGER chunk_count_delete; DELETE FROM meta WHERE key = 'chunk_count'; "
+        "PRAGMA user_version = 5"
+    )
+    conn.close()
+    store = SqliteStore(path)
+    try:
+        scope = [corpus.scope.id]
+        assert store.chunks_of_whole_store(scope) is None  # not counted by the migration: by the next collection
+        assert store.collect_garbage() == 0
+        assert store.chunks_of_whole_store(scope) == store.count_chunks() == 15
+        corpus.store = store
+        corpus.write(2, 5, prefix="more")
+        assert store.chunks_of_whole_store(scope) == store.count_chunks() == 25
+    finally:
+        store.close()

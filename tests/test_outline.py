@@ -170,6 +170,7 @@ def test_an_index_made_before_outlines_gets_them_on_its_next_run_embedding_no_ch
     conn.execute(
         "DROP TABLE file_outline; DROP TABLE chunk_text_pending; DROP TABLE vector_sign; "
         "DROP TABLE vector_sign_complete; DROP TRIGGER file_chunk_delete; "
+        "DROP TRIGGER chunk_count_insert; DROP TRIGGER chunk_count_delete; "
         "PRAGMA user_version = 2"
     )  # as schema 2 left it
     conn.close()

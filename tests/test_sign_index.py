@@ -176,6 +176,7 @@ def test_a_store_made_before_sign_packs_gets_them_at_its_next_garbage_collection
     conn = apsw.Connection(str(path))  # as schema 4 left it: no packs, no tables for them
     conn.execute(
         "DROP TABLE vector_sign; DROP TABLE vector_sign_complete; DROP TRIGGER file_chunk_delete; "
+        "DROP TRIGGER chunk_count_insert; DROP TRIGGER chunk_count_delete; "
         "PRAGMA user_version = 4"
     )
     conn.close()

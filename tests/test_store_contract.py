@@ -485,6 +485,28 @@ def test_any_text_is_stored_exactly_and_a_rewritten_file_keeps_only_its_new_plac
     assert store.file_states(main)["ü/odd.py"].sha256 == "sha-o2"
 
 
+def test_a_search_of_every_scope_is_told_its_chunk_count_where_the_store_keeps_one(fresh, request):
+    store, main, worktree, _ = fresh
+    keeps = request.node.callspec.params["fresh"] == "sqlite"  # the team index keeps no count
+    assert store.chunks_of_whole_store([main, worktree]) is None  # no collection has found every chunk used yet
+    assert store.collect_garbage() == 0
+    assert store.chunks_of_whole_store([main, worktree]) == (5 if keeps else None)
+    assert store.chunks_of_whole_store([main]) is None  # one scope of two
+    f_ref = ChunkRef("f", 0, 1, 1, "function", "f", "function", None, "f", "f py", "def f(): pass")
+    store.write_batch(
+        main, MODEL, [NewChunk("f", "def f(): pass", 3)], [FileWrite("f.py", 1, 1, "sha-f", "python", [f_ref])]
+    )
+    assert store.chunks_of_whole_store([main, worktree]) == (6 if keeps else None)
+    store.write_batch(main, MODEL, [], deleted=["notes.md"])
+    assert store.chunks_of_whole_store([main, worktree]) is None  # a place went: its chunk may be unused now
+    assert store.collect_garbage() == 1
+    assert (
+        store.chunks_of_whole_store([main, worktree])
+        == (5 if keeps else None)
+        == (store.count_chunks() if keeps else None)
+    )
+
+
 def test_chunking_is_recorded_per_scope_and_a_removed_scope_takes_its_worktrees(fresh):
     store, main, worktree, roots = fresh
     assert store.chunking_of(main) is None

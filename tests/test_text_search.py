@@ -139,6 +139,7 @@ def test_an_index_made_before_text_mode_gets_its_trigram_index_when_opened(tmp_p
         # As schema 1 left it: what came after is made again.
         "DROP TABLE file_outline; DROP TABLE chunk_text_pending; DROP TABLE vector_sign; "
         "DROP TABLE vector_sign_complete; DROP TRIGGER file_chunk_delete; "
+        "DROP TRIGGER chunk_count_insert; DROP TRIGGER chunk_count_delete; "
         "PRAGMA user_version = 1"
     )
     conn.close()

@@ -169,6 +169,11 @@ class Catalog(Protocol):
         """Sorted ids of the chunks used in these scopes at places passing `where`."""
         ...
 
+    def chunks_of_whole_store(self, scope_ids: Sequence[str]) -> int | None:
+        """How many chunks these scopes use, when the store knows it without reading them: they are every scope
+        and it holds no unused chunk. None otherwise."""
+        ...
+
     def hits_for_chunks(
         self, scope_ids: Sequence[str], chunk_ids: Sequence[ChunkId], where: HitFilter = NO_FILTER
     ) -> list[Hit]:

@@ -610,6 +610,10 @@ class PostgresStore:
 
         return self._write(work)
 
+    def chunks_of_whole_store(self, scope_ids: Sequence[str]) -> int | None:
+        """None: a team index keeps no count of its chunks (its scopes are many, and its writers many)."""
+        return None
+
     def covers_all_scopes(self, scope_ids: Sequence[str]) -> bool:
         """Whether these are every scope in the index (a search then needs no scope restriction)."""
         return len(set(scope_ids)) >= int(self._rows(SQL.count_scopes)[0][0])
