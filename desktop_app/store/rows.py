@@ -74,6 +74,19 @@ class ChunkRef:
     fts_path: str
     fts_body: str
 
+    def place_columns(self) -> tuple[int, int, int, str, str | None, str | None, str | None]:
+        """The place's columns after its file and chunk, as both stores write them: ordinal, start and end line,
+        chunk type, symbol name and type, parent symbol."""
+        return (
+            self.ordinal,
+            self.start_line,
+            self.end_line,
+            self.chunk_type,
+            self.symbol_name,
+            self.symbol_type,
+            self.parent_symbol,
+        )
+
 
 @dataclass(frozen=True)
 class FileWrite:

@@ -491,20 +491,7 @@ class SqliteStore:
         for fw in files:
             file_id = file_ids[fw.path]
             for ref in fw.chunks:
-                places.append(
-                    (
-                        next_id,
-                        file_id,
-                        chunk_ids[ref.chunk_hash],
-                        ref.ordinal,
-                        ref.start_line,
-                        ref.end_line,
-                        ref.chunk_type,
-                        ref.symbol_name,
-                        ref.symbol_type,
-                        ref.parent_symbol,
-                    )
-                )
+                places.append((next_id, file_id, chunk_ids[ref.chunk_hash], *ref.place_columns()))
                 keywords.append((next_id, ref.fts_symbol, ref.fts_path, ref.fts_body))
                 next_id += 1
         if not places:
