@@ -225,26 +225,28 @@ class Searcher:
             # but for vectors deleted since its last rewrite: the count is capped).
             ids_count, full_count = whole, 0
             uncovered = None if whole else np.zeros(0, dtype=np.int64)
-            if self.fast is not None and whole:
-                if refresh_fast:
-                    self.fast.index.refresh(budget_s=0 if self._loading() else None)
-                fast_count = min(whole, len(self.fast.index.ids()))
-            else:
-                fast_count = 0
+            fast_count = min(whole, len(self._fast_ids(refresh_fast))) if whole else 0
         else:
             ids = self.store.scope_chunk_ids(scope_ids)
             has_full = np.isin(ids, full)
             ids_count, full_count = len(ids), int(has_full.sum())
             uncovered = None if len(ids) and not full_count else ids[~has_full]
             if self.fast is not None and full_count < ids_count:
-                if refresh_fast:
-                    self.fast.index.refresh(budget_s=0 if self._loading() else None)
-                fast_count = int((has_full | np.isin(ids, self.fast.index.ids())).sum())
+                fast_count = int((has_full | np.isin(ids, self._fast_ids(refresh_fast))).sum())
             else:  # every chunk has the active model's vector, or there is no fast layer beside it
                 fast_count = full_count
         coverage = Coverage(ids_count, full_count, fast_count)
         self._coverage = (key, coverage, uncovered)
         return coverage, uncovered
+
+    def _fast_ids(self, refresh: bool) -> np.ndarray:
+        """Ids of the chunks the fast layer holds a vector of (none without one), caught up first for a search by
+        meaning (budgeted while the window's warm-up is loading)."""
+        if self.fast is None:
+            return np.zeros(0, dtype=np.int64)
+        if refresh:
+            self.fast.index.refresh(budget_s=0 if self._loading() else None)
+        return self.fast.index.ids()
 
     # --- steps ----------------------------------------------------------------------------------
 
