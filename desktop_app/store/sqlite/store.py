@@ -43,7 +43,7 @@ from ..shared_sql import SQLITE as SQL
 from . import fts_query, path_globs, soundness
 from .connection import open_connection, query_value, store_error, translate_errors, use_wal, write_transaction
 from .filters import filter_sql
-from .json_rows import columns, json_rows
+from .json_rows import columns, json_result, json_rows
 from .migrations import CHUNK_COUNT_KEY, NO_GARBAGE_KEY, check_version, migrate
 from .scan_reader import ScanReader
 from .sign_index import SignIndex
@@ -138,6 +138,11 @@ class SqliteStore:
     def _rows(self, sql: str, args: Sequence = ()) -> list[tuple]:
         with translate_errors(self.path):
             return self._conn.execute(sql, args).fetchall()
+
+    def _json_result(self, columns: str, rest: str, args: Sequence = ()) -> list[list]:
+        """`_rows` in one step, for reads that another thread's work may slow row by row (json_rows.py)."""
+        with translate_errors(self.path):
+            return json_result(self._conn, columns, rest, args)
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
@@ -256,18 +261,13 @@ class SqliteStore:
 
     def stored_chunks(self, chunk_ids: Sequence[ChunkId]) -> list[StoredChunk]:
         """The chunks with these ids, each at one place it is used (enough to rebuild its document)."""
-        out: list[StoredChunk] = []
-        for part, marks in _in_batches(list(chunk_ids)):
-            out += [
-                StoredChunk(*r)
-                for r in self._rows(
-                    f"SELECT {STORED_COLUMNS} FROM chunk c "
-                    f"JOIN file_chunk fc ON fc.id = (SELECT min(id) FROM file_chunk WHERE chunk_id = c.id) "
-                    f"JOIN file f ON f.id = fc.file_id WHERE c.id IN ({marks})",
-                    part,
-                )
-            ]
-        return out
+        rows = self._json_result(
+            STORED_COLUMNS,
+            "FROM chunk c JOIN file_chunk fc ON fc.id = (SELECT min(id) FROM file_chunk WHERE chunk_id = c.id) "
+            "JOIN file f ON f.id = fc.file_id WHERE c.id IN (SELECT value FROM json_each(?))",
+            (json_rows(list(chunk_ids)),),
+        )
+        return [StoredChunk(*r) for r in rows]
 
     def chunk_ids_of_files(self, scope_id: str, paths: Sequence[str]) -> list[ChunkId]:
         """Ids of the chunks the files at `paths` in a scope are made of."""
@@ -309,10 +309,10 @@ class SqliteStore:
 
     def _stored_chunk_ids(self, chunk_ids: Sequence[ChunkId]) -> list[ChunkId]:
         """Those of `chunk_ids` that are stored."""
-        out: list[ChunkId] = []
-        for part, marks in _in_batches(list(chunk_ids)):
-            out += [r[0] for r in self._rows(f"SELECT id FROM chunk WHERE id IN ({marks})", part)]
-        return out
+        rows = self._json_result(
+            "id", "FROM chunk WHERE id IN (SELECT value FROM json_each(?))", (json_rows(list(chunk_ids)),)
+        )
+        return [r[0] for r in rows]
 
     def count_chunks(self) -> int:
         return self._rows(SQL.count_chunks)[0][0]
@@ -404,12 +404,14 @@ class SqliteStore:
 
     def known_chunks(self, hashes: Iterable[str]) -> dict[str, ChunkId]:
         """Chunk ids for those of `hashes` already stored (their text need not be written again)."""
-        unique = list(dict.fromkeys(hashes))
-        found: dict[str, ChunkId] = {}
-        for part, marks in _in_batches(unique):
-            for h, cid in self._rows(f"SELECT c.hash, c.id FROM chunk c WHERE c.hash IN ({marks})", part):
-                found[h] = cid
-        return found
+        return self._hash_ids(list(dict.fromkeys(hashes)))
+
+    def _hash_ids(self, unique: list[str]) -> dict[str, ChunkId]:
+        """{hash: chunk id} of those of the (distinct) hashes that are stored."""
+        rows = self._json_result(
+            "hash, id", "FROM chunk WHERE hash IN (SELECT value FROM json_each(?))", (json_rows(unique),)
+        )
+        return {h: cid for h, cid in rows}
 
     def write_batch(
         self,
@@ -477,13 +479,20 @@ class SqliteStore:
     def _insert_files(self, scope_id: str, files: Sequence[FileWrite], now: float) -> None:
         """Indexed files with their places and keyword rows, a statement for each table. The places get their
         ids here (the keyword rows' rowids): the write lock is held, so the next free ones are known."""
-        file_ids = dict(
-            self._rows(
-                "INSERT INTO file (scope_id, path, size, mtime_ns, sha256, language, status, indexed_at) "
-                f"SELECT ?1, {columns(5)}, 'indexed', ?2 FROM json_each(?3) RETURNING path, id",
-                (scope_id, now, json_rows([(f.path, f.size, f.mtime_ns, f.sha256, f.language) for f in files])),
-            )
+        self._conn.execute(
+            "INSERT INTO file (scope_id, path, size, mtime_ns, sha256, language, status, indexed_at) "
+            f"SELECT ?1, {columns(5)}, 'indexed', ?2 FROM json_each(?3)",
+            (scope_id, now, json_rows([(f.path, f.size, f.mtime_ns, f.sha256, f.language) for f in files])),
         )
+        # Read back in one step rather than by RETURNING, which steps once a row (json_rows.py).
+        file_ids = {
+            path: file_id
+            for path, file_id in self._json_result(
+                "path, id",
+                "FROM file WHERE scope_id = ?1 AND path IN (SELECT value FROM json_each(?2))",
+                (scope_id, json_rows([f.path for f in files])),
+            )
+        }
         chunk_ids = self._chunk_ids([ref.chunk_hash for fw in files for ref in fw.chunks])
         next_id = self._rows("SELECT coalesce(max(id), 0) + 1 FROM file_chunk")[0][0]
         places: list[tuple] = []
@@ -506,11 +515,9 @@ class SqliteStore:
             (json_rows(keywords),),
         )
 
-    def _chunk_ids(self, hashes: Sequence[str]) -> dict[str, int]:
+    def _chunk_ids(self, hashes: Sequence[str]) -> dict[str, ChunkId]:
         unique = list(dict.fromkeys(hashes))
-        out: dict[str, int] = {}
-        for part, marks in _in_batches(unique):
-            out.update(self._rows(f"SELECT hash, id FROM chunk WHERE hash IN ({marks})", part))
+        out = self._hash_ids(unique)
         missing = set(unique) - out.keys()
         if missing:
             raise StoreError(f"internal error: {len(missing)} chunk(s) referenced before they were stored")
