@@ -575,6 +575,8 @@ def progress_line(p: Progress) -> str:
     """e.g. "in_progress, keyword index: 120/638 files, 1.2/9.8 MB" or "in_progress, model vectors: 3000/25000
     chunks (61.0/s), about 360s left"."""
     what = f"re-embedding with {p.root}" if p.task == "reembed" else _STAGE_LABELS.get(p.stage, p.stage)
+    if p.step == "text":  # after a stage's vectors, not more of them: "fast vectors: ... into the text index" misled
+        what = "text index"
     if p.publishing:
         what = f"team base to commit {p.publishing[:12]}, {what}"
     line = f"{p.phase}, {what}: "
@@ -583,7 +585,7 @@ def progress_line(p: Progress) -> str:
     elif p.step == "outlines":  # the chunks are done: the files' outlines are the last step
         line += f"{p.chunks_embedded}/{p.chunks_total} chunks, {p.outlines_done}/{p.outlines_total} file outlines"
     else:
-        what = {"names": "symbol names", "text": "chunks into the text index"}.get(p.step, "chunks")
+        what = {"names": "symbol names"}.get(p.step, "chunks")
         line += f"{p.chunks_embedded}/{p.chunks_total} {what} ({p.chunks_per_s:.1f}/s)"
     if p.awaiting is not None:
         line += f", {_awaiting_text(p.awaiting)}"

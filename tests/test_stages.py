@@ -90,6 +90,8 @@ def test_stage_two_is_the_static_model_alone_and_stage_three_names_its_first_ste
     assert steps == [("fast", "chunks"), ("fast", "text"), ("full", "names"), ("full", "chunks"), ("full", "outlines")]
     names = next(p for p in seen if p.step == "names" and p.chunks_total)
     assert "symbol names" in progress_line(names) and "chunks" not in progress_line(names)
+    text = next(p for p in seen if p.step == "text" and p.chunks_total)
+    assert progress_line(text).startswith(f"{text.phase}, text index: ") and "vectors" not in progress_line(text)
 
 
 def test_a_steps_rate_and_eta_count_from_the_steps_own_start():

@@ -282,6 +282,9 @@ def test_the_progress_line_says_which_step_of_the_meaning_stage_it_counts():
     assert progress_text(names).startswith("Indexing repo (meaning) · 300/880 symbol names · 100 names/s")
     chunks = dataclasses.replace(names, step="chunks")
     assert progress_text(chunks).startswith("Indexing repo (meaning) · 300/880 chunks · 100 chunks/s")
+    # The text index comes after a stage's vectors: named as itself, not as more of them.
+    text = dataclasses.replace(names, stage="fast", step="text")
+    assert progress_text(text).startswith("Indexing repo (text index) · 300/880 chunks · 100 chunks/s")
 
 
 # --- item 9: smaller things in the window ----------------------------------------------------------

@@ -26,7 +26,7 @@ PHASE_LABELS = {
 
 _STAGE_LABELS = {"keyword": "keywords", "fast": "fast meaning", "full": "meaning"}
 # What a step of stages 2 and 3 counts, and its unit per second.
-_STEP_WORDS = {"names": ("symbol names", "names"), "text": ("chunks into the text index", "chunks")}
+_STEP_WORDS = {"names": ("symbol names", "names")}
 # A re-embed (a newly chosen model) has one stage: every chunk's vector again.
 _REEMBED_LABELS = {
     "analyzing": "Preparing to re-embed",
@@ -44,7 +44,8 @@ def progress_text(p: Progress) -> str:
     if p.task == "reembed":
         parts = [f"{_REEMBED_LABELS.get(p.phase, p.phase)} with {p.root}"]
     else:
-        parts = [f"{PHASE_LABELS.get(p.phase, p.phase)} {Path(p.root).name} ({_STAGE_LABELS.get(p.stage, p.stage)})"]
+        stage = "text index" if p.step == "text" else _STAGE_LABELS.get(p.stage, p.stage)
+        parts = [f"{PHASE_LABELS.get(p.phase, p.phase)} {Path(p.root).name} ({stage})"]
         if p.publishing:  # stage 1 over the commit's files, before the checkout's own
             parts.append(f"team base to commit {p.publishing[:12]}")
     if p.stage == "keyword":
