@@ -3,6 +3,7 @@ and tree-sitter-parses the same files, alternating, on real trees of three sizes
 
     python tests/benchmarks/bench_fast_stage.py [--trees repo,stdlib] [--repo PATH] [--rounds 2] [--json]
     python tests/benchmarks/bench_fast_stage.py --trees kernel      # fetches Debian's linux-source once
+    python tests/benchmarks/bench_fast_stage.py --trees kernel --rounds 1 --searches --db-space
 
 Trees:
   repo    a benchmark repository (default: commons-lang from ../shared/eval/semble-dev, else --repo PATH)
@@ -17,6 +18,12 @@ time to the end of the fast stage (`index --json`'s `stages.fast`) and its wall 
 process's start-up and close), the parse process's in-process time, their ratio, the index process's peak RSS
 and the database's size against the source's, and the index's time per step (`step_seconds`: walk, read,
 chunk, tokenise, write, fast_embed, fast_write). The last line is one JSON object.
+
+With `--searches`, the last round's index is then searched in each mode by one cold `quarry search
+--queries-file` process of 20 queries (names and text patterns taken from the index itself, every 1/20th of its
+symbols in id order; sentences from a fixed list; five regexes with no literal to narrow them): the first
+query's engine time, p50 and p95 of the other 19, the process's wall time and peak RSS. With `--db-space`, what
+takes the database's space, by part (sqlite's dbstat).
 """
 
 from __future__ import annotations
@@ -84,6 +91,107 @@ def _run(cmd: list[str]) -> tuple[str, float, float]:
     return out, wall, usage.ru_maxrss / 1024
 
 
+SENTENCES = [
+    "allocate memory for a buffer",
+    "parse the command line arguments",
+    "read a file into memory",
+    "free the resources when the device is removed",
+    "compare two strings ignoring case",
+    "handle an interrupt from the hardware",
+    "retry the request after a timeout",
+    "lock to protect the list from concurrent access",
+    "convert a number to a string",
+    "send a packet over the network",
+    "check the user's permissions",
+    "write the log message to the output",
+    "sort the entries by name",
+    "open a connection to the server",
+    "initialise the driver's state",
+    "compute a checksum of the data",
+    "escape special characters in a string",
+    "wait until the queue is empty",
+    "register a callback for an event",
+    "encode the value as json",
+]
+# Text patterns with no literal to narrow them: every chunk is a candidate.
+WIDE_REGEXES = [r"0x[0-9A-F]{8}", r"\b[A-Z]{3,}_[A-Z]{3,}\b", r"[a-z]+_[a-z]+\(\)", r"\d{4,}", r"\s+$"]
+# The parts of a store, by the tables and indexes that make them up (a name, or a prefix ending in "_").
+SPACE_PARTS = [
+    ("chunk text and hashes", ("chunk", "sqlite_autoindex_chunk_1")),
+    ("keyword index", ("fts_",)),
+    ("text index (trigrams)", ("chunk_text_",)),
+    ("vectors", ("vec_",)),
+    ("vectors' sign bits", ("vector_sign", "vector_sign_")),
+    ("places (file_chunk and its indexes)", ("file_chunk", "file_chunk_")),
+    ("file outlines", ("file_outline", "file_outline_")),
+    ("files", ("file", "sqlite_autoindex_file_1")),
+]
+
+
+def search_queries(db: Path) -> dict[str, tuple[list[str], list[str]]]:
+    """{label: (quarry search arguments, 20 queries)} for each mode, names taken from the index at `db`."""
+    import apsw
+
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    names = [
+        r[0]
+        for r in conn.execute(
+            "SELECT symbol_name FROM file_chunk WHERE symbol_name GLOB '[A-Za-z_]*' AND length(symbol_name) > 5 "
+            "AND id % (1 + (SELECT count(*) FROM file_chunk) / 20) = 0 ORDER BY id LIMIT 20"
+        )
+    ]
+    conn.close()
+    regexes = [rf"\b{n}\s*\(" for n in names[:15]] + WIDE_REGEXES
+    return {
+        "exact (names)": (["--mode", "exact"], names),
+        "hybrid (names)": (["--mode", "hybrid"], names),
+        "semantic (sentences)": (["--mode", "semantic"], SENTENCES),
+        "hybrid (sentences)": (["--mode", "hybrid"], SENTENCES),
+        "text, literal": (["--mode", "text"], names),
+        "text, regex": (["--mode", "text", "--regex"], regexes),
+    }
+
+
+def searches(db: Path, root: Path, tmp: Path) -> dict[str, dict]:
+    """Each mode's cold process of 20 queries: first query's and the others' engine times, wall, peak RSS."""
+    out = {}
+    for label, (flags, queries) in search_queries(db).items():
+        listed = tmp / "queries.txt"
+        listed.write_text("\n".join(queries) + "\n", encoding="utf-8")
+        cmd = [sys.executable, "-m", "desktop_app", "search", "--db", str(db), "--root", str(root)]
+        printed, wall, rss = _run([*cmd, *flags, "--queries-file", str(listed), "--json", "-k", "10"])
+        times = [json.loads(line)["elapsed_ms"] for line in printed.splitlines() if line.startswith("{")]
+        rest = sorted(times[1:])
+        out[label] = {
+            "first_ms": round(times[0]),
+            "p50_ms": round(statistics.median(rest)),
+            "p95_ms": round(rest[min(len(rest) - 1, round(0.95 * (len(rest) - 1)))]),
+            "wall_s": round(wall, 2),
+            "peak_rss_mb": round(rss),
+        }
+    return out
+
+
+def db_space(db: Path) -> dict[str, float]:
+    """MB of each part of the store (SPACE_PARTS; "other" for the rest)."""
+    import apsw
+
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    parts: dict[str, float] = {}
+    for name, size in conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"):
+        part = next(
+            (
+                label
+                for label, names in SPACE_PARTS
+                if any(name == n or (n.endswith("_") and name.startswith(n)) for n in names)
+            ),
+            "other",
+        )
+        parts[part] = parts.get(part, 0.0) + size / 1e6
+    conn.close()
+    return {k: round(v, 1) for k, v in sorted(parts.items(), key=lambda kv: -kv[1])}
+
+
 def stdlib_copy(tmp: Path) -> Path:
     source = Path(os.__file__).parent
     target = tmp / "stdlib"
@@ -121,8 +229,9 @@ def kernel_tree() -> Path:
     return next(p for p in KERNEL_CACHE.glob("linux-source-*") if p.is_dir())
 
 
-def measure(name: str, root: Path, rounds: int, tmp: Path) -> dict:
+def measure(name: str, root: Path, rounds: int, tmp: Path, search: bool = False, space: bool = False) -> dict:
     index_runs, parse_runs = [], []
+    extra: dict[str, dict] = {}
     for round_ in range(rounds):
         db = tmp / f"{name}-{round_}.db"
         out, wall, rss = _run(
@@ -133,6 +242,11 @@ def measure(name: str, root: Path, rounds: int, tmp: Path) -> dict:
         index_runs.append((stats, wall, rss, db_bytes))
         out, parse_wall, _ = _run([sys.executable, __file__, "--parse-only", str(root)])
         parse_runs.append(json.loads(out))
+        if round_ == rounds - 1:
+            if search:
+                extra["searches"] = searches(db, root, tmp)
+            if space:
+                extra["db_space_mb"] = db_space(db)
         for p in tmp.glob(f"{name}-{round_}.db*"):
             p.unlink()
     fast = statistics.median(s["stages"].get("fast", s["seconds"]) for s, *_ in index_runs)
@@ -159,6 +273,7 @@ def measure(name: str, root: Path, rounds: int, tmp: Path) -> dict:
         "db_mb": round(index_runs[-1][3] / 1e6, 1),
         "db_to_source": round(index_runs[-1][3] / src, 2) if src else None,
         "step_seconds": {k: round(v, 3) for k, v in steps.items()},
+        **extra,
     }
     return result
 
@@ -169,6 +284,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--repo", type=Path, default=SEMBLE_REPO, help="the 'repo' tree")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--json", action="store_true", help="print only the JSON line")
+    ap.add_argument("--searches", action="store_true", help="search the last round's index in each mode")
+    ap.add_argument("--db-space", action="store_true", help="what takes the last round's database's space")
     ap.add_argument("--parse-only", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.parse_only:
@@ -181,7 +298,7 @@ def main(argv: list[str] | None = None) -> dict:
         tmp = Path(tmp_name)
         for name in args.trees.split(","):
             root = {"repo": lambda: args.repo, "stdlib": lambda: stdlib_copy(tmp), "kernel": kernel_tree}[name]()
-            result = measure(name, root, args.rounds, tmp)
+            result = measure(name, root, args.rounds, tmp, args.searches, args.db_space)
             results.append(result)
             if not args.json:
                 print(
@@ -192,6 +309,10 @@ def main(argv: list[str] | None = None) -> dict:
                     f"peak RSS {result['peak_rss_mb']} MB; database {result['db_mb']} MB "
                     f"({result['db_to_source']}x the source)\n  steps: {result['step_seconds']}"
                 )
+                for label, figures in result.get("searches", {}).items():
+                    print(f"  search, {label}: {figures}")
+                if "db_space_mb" in result:
+                    print(f"  database by part, MB: {result['db_space_mb']}")
     out = {"trees": results, "rounds": args.rounds, "load_avg": os.getloadavg()[0], "cpus": os.cpu_count()}
     print(json.dumps(out))
     return out
