@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
+from tree_sitter import Parser
 
 from desktop_app.indexing import syntax
 from desktop_app.indexing.chunk import CHUNK_TYPES, Chunk
@@ -1584,3 +1585,22 @@ def test_large_file_is_chunked_whole():
     chunks = chunk_file(text, "python", "big.py", lambda strings: [counts[s] for s in strings])
     print(f"chunked {len(text) // 1000} KB in {time.perf_counter() - start:.3f}s")  # a figure, not a gate
     assert len(chunks) == 7500  # per unit: the class header, its method, the helper
+
+
+def test_a_parse_process_parses_whole_texts_and_finds_what_a_yielding_parse_finds(monkeypatch):
+    # The parse processes give the parser the whole text (parse_pool: syntax.parse_without_yielding); a parse on a
+    # thread another waits on reads it in pieces through a callback. Both must see the same definitions, on files
+    # larger than one piece (16 KB) and with a stretch the parser loses its way in (the re-parse from there).
+    stdlib = Path(textwrap.__file__).parent
+    files = [(stdlib / "argparse.py", "python"), (stdlib / "email" / "_header_value_parser.py", "python")]
+    lost = ("// " + "x" * 60 + "\n") * 300 + KOTLIN_LOST
+    texts = [(p.read_text(encoding="utf-8"), lang, p.name) for p, lang in files] + [(lost, "kotlin", "Channel.kt")]
+    assert all(len(t.encode()) > 16384 for t, _, _ in texts)
+    kotlin = syntax._load("kotlin")
+    assert kotlin is not None and syntax._first_lost_stretch(Parser(kotlin).parse(lost.encode()).root_node)
+    monkeypatch.setattr(syntax, "_yield_while_parsing", True)  # put back after the test
+    yielding = [syntax.outline(*t) for t in texts]
+    syntax.parse_without_yielding()
+    assert syntax._yield_while_parsing is False
+    assert [syntax.outline(*t) for t in texts] == yielding
+    assert all(o is not None and o.definitions for o in yielding)

@@ -28,6 +28,7 @@ from ..store.rows import FileState
 from .file_prep import FilePrep, Prepared, PrepSettings
 from .file_selection import Candidate
 from .step_times import StepTimes
+from .syntax import parse_without_yielding
 
 PROCESSES_ENV = "QUARRY_PARSE_PROCESSES"
 PARALLEL_MIN_BYTES = 8 * 1024 * 1024  # to read; a bigger tree is prepared in processes
@@ -97,6 +98,7 @@ def _start_child(settings: PrepSettings, tokenizer: Tokenizer) -> None:
     global _child
 
     _child = FilePrep(settings, TokenCounter(tokenizer), StepTimes())  # as the embedder's count_tokens
+    parse_without_yielding()
 
 
 def _prepare_in_child(cand: Candidate, state: FileState | None) -> tuple[Prepared, dict[str, float]]:
