@@ -318,3 +318,20 @@ def test_an_index_made_with_an_earlier_fast_model_moves_to_the_shipped_one_embed
         assert store.chunks_without_vectors(STATIC_MODEL_ID) == [] and store.chunks_without_vectors(MODEL) == []
     finally:
         store.close()
+
+
+def test_a_run_that_finds_only_vectors_to_make_says_it_is_under_way(tmp_path, mixed_root, worker_for):
+    # Its files were all written by an earlier run (stopped after stage 1 here, killed in the kernel's case), so no
+    # stage 1 batch moves the phase on: it read "started, fast vectors: 1060000/2973495 chunks" for minutes.
+    root = tmp_path / "repo"
+    shutil.copytree(mixed_root, root)
+    first = worker_for(tmp_path / "index.db", index_options=IndexOptions(until="keyword"))
+    first.run(ops.index(root)).result(timeout=120)
+    first.close()
+    seen: list[Progress] = []
+    again = worker_for(tmp_path / "index.db", index_options=IndexOptions(until="fast"))
+    stats = again.run(ops.index(root, progress=seen.append)).result(timeout=300)
+    assert stats.files_changed == 0 and stats.chunks_fast > 0
+    working = [p for p in seen if p.stage == "fast" and p.chunks_total and p.phase != "completed"]
+    assert {p.step for p in working} == {"chunks"}  # the text index was filled after stage 1 of the first run
+    assert {p.phase for p in working} == {"in_progress"}

@@ -304,6 +304,9 @@ def test_text_candidates_hold_every_needle_ignoring_case(filled):
     rust = store.place_rows([main], HitFilter(languages=("rust",)))
     assert [_hash_of(store, int(c)) for _, _, c in rust] == ["c"]
     assert len(store.place_rows([main], HitFilter(languages=("rust",)), np.array([ids["a"], ids["b"]]))) == 0
+    # The text the pattern runs over, before any place is read whole; an id no chunk has is left out.
+    assert store.chunk_texts([ids["c"], ids["a"], 10**9]) == {ids["a"]: TEXTS["a"], ids["c"]: TEXTS["c"]}
+    assert store.chunk_texts([]) == {}
 
 
 # --- models and vectors -------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from desktop_app.search.bounded_re import BoundedRe
 from desktop_app.search.request import SearchError, SearchRequest, TextOptions
 from desktop_app.search.text_pattern import TextPattern
 from desktop_app.search.text_search import _Engines, _Lines, _matches
-from desktop_app.store.rows import ChunkId, Hit, PlaceId
 from desktop_app.store.sqlite.store import SqliteStore
 from desktop_app.worker import ops
 
@@ -181,11 +180,6 @@ def test_the_cli_prints_matches_like_grep_and_json_with_columns(mixed_root, mixe
     one_line_error(quarry("search", "x", "--regex", "--root", mixed_root, "--db", db), 2, "--mode text")
 
 
-def _hit(line: int, text: str) -> Hit:
-    return Hit(PlaceId(line), ChunkId(line), "s", "a.py", "python", line, line + text.count("\n"), "code", None,
-               None, None, text, "", 0, 0.0)  # fmt: skip
-
-
 @pytest.mark.parametrize(
     "pattern",
     [r"[A-Z][a-zA-Z]+Exception\b", r"^\s*def \w+", r"\bfoo\b|bar$", r"ret(urn|ry)\s+\d+", "x.y", r"\W+\d", "caf."],
@@ -195,26 +189,26 @@ def test_re2_finds_exactly_what_re_finds(pattern, word):
     """RE2 runs a batch (several times faster) and `re` the lines RE2 may read otherwise (the letters beyond ASCII
     its \\w and \\b do not know, here é): both together must give the lines and columns `re` alone gives, chunk
     edges included."""
-    hits = [
-        _hit(1, "class FooException(Exception):\n    def run(self):\n        return 42"),
-        _hit(10, "foo = bar\nretry  7 # IOException x.y\n\tdef  go():"),
-        _hit(20, "bar\n  def f(): raise ValueException\nfoo"),
-        _hit(30, "# café foo ÉtéException\nrétry 7 x.y foo\ndef été(): return 3"),
+    texts = [
+        "class FooException(Exception):\n    def run(self):\n        return 42",
+        "foo = bar\nretry  7 # IOException x.y\n\tdef  go():",
+        "bar\n  def f(): raise ValueException\nfoo",
+        "# café foo ÉtéException\nrétry 7 x.y foo\ndef été(): return 3",
     ]
     text = TextPattern(pattern, regex=True, word=word)
     engines = _Engines(text, BoundedRe(), 60)
     assert engines.re2 is not None
-    fast = _matches(engines, _Lines(text.needles(), False), hits)
+    fast = _matches(engines, _Lines(text.needles(), False), texts)
     engines.re2 = None  # the same search with `re` alone
-    slow = _matches(engines, _Lines(text.needles(), False), hits)
+    slow = _matches(engines, _Lines(text.needles(), False), texts)
     assert fast == slow and fast and not engines.stopped, pattern
 
 
 def test_text_re2_cannot_match_alike_is_searched_with_re():
     # `re`'s \s takes \x0b (and \x1c-\x1f), RE2's does not: that line goes to `re`
     spaced = TextPattern(r"a\sb", regex=True)
-    found = _matches(_Engines(spaced, BoundedRe(), 60), _Lines([], False), [_hit(1, "xa\x0bb\na b")])
-    assert [places for _, places in found] == [{(1, 1): (4, "xa\x0bb"), (2, 0): (3, "a b")}]
+    found = _matches(_Engines(spaced, BoundedRe(), 60), _Lines([], False), ["xa\x0bb\na b"])
+    assert found == [(0, {(0, 1): (4, "xa\x0bb"), (1, 0): (3, "a b")})]
     for refused in (r"(?<=a)b", r"[[:alpha:]]+", r"ab{,2}", r"(?U)a+", "(a)\\1", "ı", "[À-ž]"):  # refused, or read
         assert TextPattern(refused, regex=True).compiled_re2() is None, refused  # otherwise (ı ignoring case)
     assert TextPattern("ı", regex=True, case_sensitive=True).compiled_re2() is not None

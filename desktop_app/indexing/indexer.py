@@ -351,7 +351,7 @@ class Indexer:
         total = self.store.text_pending()
         if not total:
             return True
-        reporter.update(step="text", chunks_total=total, chunks_embedded=0)
+        reporter.update(phase="in_progress", step="text", chunks_total=total, chunks_embedded=0)
         done = 0
         while not stop():
             with self._times.step("text_index"):

@@ -141,6 +141,9 @@ class VectorFiller:
         if not self.names_only:
             self._named = set(self.store.vector_ids(model, names=True).tolist())
         reporter.update(
+            # A run whose files were all written before (a resumed or a model's first run) has no stage 1 to say
+            # it is under way: its progress read "started, fast vectors: 1060000/..." for minutes.
+            phase="in_progress" if order else reporter.current.phase,
             stage=stage,
             step="names" if self.names_only else "chunks",
             chunks_total=len(order),

@@ -232,6 +232,11 @@ class TextIndex(Protocol):
         """(file id, scope id, path) of the files of these scopes."""
         ...
 
+    def chunk_texts(self, chunk_ids: Sequence[ChunkId]) -> dict[ChunkId, str]:
+        """{chunk id: text} of those of these chunks that are stored: text mode runs the pattern over them before
+        it reads any place's row (hits_for_places), for the places whose chunk holds a match."""
+        ...
+
     def text_pending(self) -> int:
         """How many chunks wait to enter the text index (written since its last fill)."""
         ...

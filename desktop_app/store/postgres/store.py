@@ -876,6 +876,10 @@ class PostgresStore:
         )
         return [Hit(*r) for r in rows]
 
+    def chunk_texts(self, chunk_ids: Sequence[ChunkId]) -> dict[ChunkId, str]:
+        rows = self._rows("SELECT id, text FROM chunk WHERE id = ANY(%s)", ([int(c) for c in chunk_ids],))
+        return {ChunkId(cid): text for cid, text in rows}
+
     def hits_for_places(self, place_ids: Sequence[PlaceId]) -> list[Hit]:
         rows = self._rows(
             f"SELECT {HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
