@@ -309,10 +309,11 @@ class SqliteStore:
 
     def _stored_chunk_ids(self, chunk_ids: Sequence[ChunkId]) -> list[ChunkId]:
         """Those of `chunk_ids` that are stored."""
-        rows = self._json_result(
-            "id", "FROM chunk WHERE id IN (SELECT value FROM json_each(?))", (json_rows(list(chunk_ids)),)
-        )
-        return [r[0] for r in rows]
+        text = self._rows(
+            "SELECT group_concat(id, ' ') FROM chunk WHERE id IN (SELECT value FROM json_each(?))",
+            (json_rows(list(chunk_ids)),),
+        )[0][0]
+        return [ChunkId(i) for i in id_array(text).tolist()]
 
     def count_chunks(self) -> int:
         return self._rows(SQL.count_chunks)[0][0]

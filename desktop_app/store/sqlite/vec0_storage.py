@@ -120,15 +120,15 @@ class Vec0Table:
         says which exist, then one statement a rowid, because vec0 answers an `IN` list by scanning every vector
         (30 ms a list at 200,000 vectors, against 0.08 ms a rowid)."""
         if self.shadow_readable:
-            present = [
-                r[0]
-                for r in json_result(
+            present = id_array(
+                query_value_or_none(
                     self._conn,
-                    "rowid",
-                    f"FROM {self._table}_rowids WHERE rowid IN (SELECT value FROM json_each(?))",
+                    str,
+                    f"SELECT group_concat(rowid, ' ') FROM {self._table}_rowids "
+                    "WHERE rowid IN (SELECT value FROM json_each(?))",
                     (json_rows(rowids),),
                 )
-            ]
+            ).tolist()
         else:
             present = rowids
         self._conn.executemany(f"DELETE FROM {self._table} WHERE rowid = ?", [(rowid,) for rowid in present])
