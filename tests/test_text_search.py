@@ -58,6 +58,8 @@ def _quarry(worker, root: Path, pattern: str, **options) -> set[tuple[str, int, 
         (r"retry|Matrix", {"regex": True}, ("-i",)),
         (r"[A-Z][a-z]+Error", {"regex": True, "case_sensitive": True}, ("-s",)),
         ("response.status_code", {}, ("-i", "-F")),
+        (r"_{2}init_{2}\(", {"regex": True}, ("-i",)),  # repeated literals: their copies are the needle
+        (r"\bht{2,}p", {"regex": True}, ("-i",)),
     ],
 )
 def test_text_mode_finds_what_ripgrep_finds_in_the_indexed_files(
@@ -157,6 +159,14 @@ def test_needles_are_what_every_match_must_contain():
     assert TextPattern(r"(TODO|FIXME)", regex=True).needles() == [["TODO"], ["FIXME"]]  # one branch or the other
     assert TextPattern(r"(foo|ba)x", regex=True).needles() == []  # no literal of 3 is certain
     assert TextPattern(r"colou?r", regex=True).needles() == [["colo"]]
+    # A repeated literal is its copies, run on into what comes before and after it.
+    assert TextPattern(r"x{4}y", regex=True).needles() == [["xxxxy"]]
+    assert TextPattern(r"ax{4,}y", regex=True).needles() == [["axxxx", "xxxxy"]]
+    assert TextPattern(r"_{5,}[a-z]", regex=True).needles() == [["_____"]]
+    assert TextPattern(r"(?:foo){1,3}bar", regex=True).needles() == [["foobar", "foo"]]
+    assert TextPattern(r"a{0,3}bcd", regex=True).needles() == [["bcd"]]
+    assert TextPattern(r"(a|b){3}cd", regex=True).needles() == []
+    assert TextPattern(r"q{900}", regex=True).needles() == [["q" * 32]]
     with pytest.raises(SearchError, match="invalid regular expression"):
         TextPattern("(unclosed", regex=True).compiled()
 
