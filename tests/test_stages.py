@@ -14,11 +14,13 @@ import numpy as np
 import pytest
 
 from desktop_app.cli import _ProgressPrinter, progress_line
+from desktop_app.embedding.embedder import Embedder
 from desktop_app.embedding.static_model import RETIRED_STATIC_MODEL_IDS, STATIC_MODEL_ID, StaticEmbedder
 from desktop_app.indexing.indexer import Indexer, IndexOptions
 from desktop_app.indexing.progress import Progress, ProgressReporter
 from desktop_app.indexing.steps import run_to_end
 from desktop_app.indexing.vector_fill import BATCH, VectorFiller, WantedChunks
+from desktop_app.search.pipeline import Searcher
 from desktop_app.search.request import SearchRequest
 from desktop_app.store.sqlite.store import SqliteStore
 from desktop_app.worker import ops
@@ -67,6 +69,18 @@ def test_each_stage_is_searchable_as_it_lands(tmp_path, mixed_root, worker_for):
     assert fast.coverage.fast == fast.coverage.chunks and fast.coverage.full == 0
     assert fast.results[0].path == "src/http_client.py" and fast.results[0].stage == "fast"
     worker.close()
+    # With no vector of the configured model yet, a search by meaning never loads it: the fast model answers.
+    store, contextual = SqliteStore(tmp_path / "index.db"), Embedder()
+    try:
+        searcher = Searcher(store, contextual, fast=StaticEmbedder())
+        request = SearchRequest(query="retry failed http requests", roots=[str(root)], mode="hybrid", k=5)
+        alone = searcher.search(request)
+        assert not contextual.loaded and alone.effective_mode == "hybrid"
+        assert [(r.path, r.start_line, r.stage) for r in alone.results] == [
+            (r.path, r.start_line, r.stage) for r in fast.results
+        ]
+    finally:
+        store.close()
 
     stats = run("full")
     assert stats.chunks_fast == 0 and stats.chunks_embedded == stats.chunks_total  # goes on where it stopped

@@ -350,6 +350,15 @@ def test_vector_search_finds_the_nearest_allowed_chunks_by_cosine(filled):
     assert search.similarities(CODE["a"], []) == {}
 
 
+def test_a_model_without_vectors_says_it_holds_none(fresh):
+    """A search by meaning asks before embedding its query with a model (search/pipeline.py)."""
+    store, *_ = fresh
+    store.register_model("other-model", DIMS, "source-of-other")
+    empty, full = store.vector_search("other-model", DIMS), store.vector_search(MODEL, DIMS)
+    assert empty.refresh() and full.refresh()
+    assert not empty.holds_any() and full.holds_any()
+
+
 def test_outlines_are_listed_until_written_and_read_by_file(fresh):
     store, main, worktree, _ = fresh
     assert store.count_files_without_outline(MODEL) == 5

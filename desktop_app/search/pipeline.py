@@ -159,18 +159,18 @@ class Searcher:
 
     def _rank(self, req: SearchRequest, scopes: list[Scope], response: SearchResponse) -> None:
         """The ranked modes (hybrid, semantic, exact): fill in the response's results, coverage and notices."""
-        query_vec = None
-        if req.mode != "exact":
-            if len(req.query) < MIN_SEMANTIC_CHARS:
-                response.effective_mode = "exact"
-                response.notice = f"queries under {MIN_SEMANTIC_CHARS} characters use exact matching only"
-            else:
-                query_vec, problem = self._embed(req.query)
-                if query_vec is None:
-                    response.effective_mode = "exact"
-                    response.notice = f"semantic search is unavailable ({problem}); showing exact matches only"
+        semantic = req.mode != "exact"
+        if semantic and len(req.query) < MIN_SEMANTIC_CHARS:
+            semantic = False
+            response.effective_mode = "exact"
+            response.notice = f"queries under {MIN_SEMANTIC_CHARS} characters use exact matching only"
+        elif semantic and self.full is None:
+            semantic = False
+            response.effective_mode = "exact"
+            response.notice = f"semantic search is unavailable ({self.unavailable}); showing exact matches only"
 
-        if query_vec is not None:
+        query_vec = fast_vec = None
+        if semantic:
             # While warm_up() loads the vectors, search those loaded so far rather than wait for the rest.
             loaded = self._full().index.refresh(budget_s=0 if self._loading() else None)
             response.vectors_loaded = 1.0 if loaded else self._full().index.loaded_share
@@ -179,11 +179,24 @@ class Searcher:
                     f"the index is still loading ({response.vectors_loaded:.0%} of its vectors), so "
                     "semantic matches are partial"
                 )
-        response.coverage, uncovered = self._coverage_of([s.id for s in scopes], refresh_fast=query_vec is not None)
-        fast_vec = None
-        if query_vec is not None and (uncovered is None or len(uncovered)) and self.fast is not None:
-            fast_vec, _ = self._embed(req.query, self.fast)
-        query = _Query(parse(req.query), query_vec, fast_vec, uncovered)
+            # Where the active model has no vector yet (an index up to its fast stage) and the fast model stands in,
+            # the active model's embedding of the query would find nothing: it is not made. On the Linux kernel's
+            # fast-stage index that was ~220 ms of a fresh process's first search (loading the ONNX model, one
+            # embedding).
+            skip_full = self.fast is not None and not self._full().index.holds_any()
+            query_vec, problem = (None, None) if skip_full else self._embed(req.query)
+            if not skip_full and query_vec is None:
+                semantic = False
+                response.effective_mode = "exact"
+                response.notice = f"semantic search is unavailable ({problem}); showing exact matches only"
+        response.coverage, uncovered = self._coverage_of([s.id for s in scopes], refresh_fast=semantic)
+        if semantic and self.fast is not None and (query_vec is None or uncovered is None or len(uncovered)):
+            fast_vec, problem = self._embed(req.query, self.fast)
+            if query_vec is None and fast_vec is None:
+                semantic = False
+                response.effective_mode = "exact"
+                response.notice = f"semantic search is unavailable ({problem}); showing exact matches only"
+        query = _Query(parse(req.query), semantic, query_vec, fast_vec, uncovered)
         results = self._retrieve(req, scopes, query, response.effective_mode)
         if req.relative_cutoff and results:
             # Relative to the best, so the first N of a longer list are still those of a list of N.
@@ -199,7 +212,7 @@ class Searcher:
         return self.full.stage if self.full is not None else None
 
     def _full(self) -> _Layer:
-        """The active model's layer, for the steps that have a query vector: there is one only with it."""
+        """The active model's layer, for the steps of a search by meaning: there is one only with it."""
         assert self.full is not None
         return self.full
 
@@ -319,7 +332,7 @@ class Searcher:
         by_id: dict[PlaceId, Candidate] = {}
         exhausted = True
         scans: list[Future] = []
-        if query.vector is not None:
+        if query.semantic:
             allowed = self._full().index.allowed(scope_ids, where)
             # The vector scans (numpy, which lets go of the GIL, or the team index's server) run on their own
             # threads while this one waits on the store for the keyword side: they overlap on two cores.
@@ -339,23 +352,25 @@ class Searcher:
                 by_id[hit.place_id] = Candidate(hit, found_semantic=True)
         if keyword is not None:
             exhausted &= self._add_keyword_candidates(by_id, *keyword, fetch, query.parsed.is_sentence)
-        if query.vector is not None:
+        if query.semantic:
             self._fill_similarity(by_id, query)
-            if uses_outline(query.parsed, mode):  # read only when ranking weighs them
-                self._fill_outline(by_id, query.vector)
+        if query.vector is not None and uses_outline(query.parsed, mode):  # read only when ranking weighs them
+            self._fill_outline(by_id, query.vector)
         return list(by_id.values()), exhausted
 
     def _nearest(
         self, query: _Query, allowed: np.ndarray | None, fetch: int
     ) -> list[Callable[[], list[tuple[ChunkId, float]]]]:
         """The lookups of the nearest chunks, by code and by name vectors in the active model's layer, then,
-        among the chunks it does not cover yet, in the fast layer; each can run on a thread of its own."""
-        assert query.vector is not None
-        full = self._full().index
-        lookups: list[Callable[[], list[tuple[ChunkId, float]]]] = [
-            functools.partial(full.nearest, query.vector, allowed, fetch),
-            functools.partial(full.nearest, query.vector, allowed, fetch, True),
-        ]
+        among the chunks it does not cover yet, in the fast layer; each can run on a thread of its own. The code
+        lookups come first of each pair."""
+        lookups: list[Callable[[], list[tuple[ChunkId, float]]]] = []
+        if query.vector is not None:
+            full = self._full().index
+            lookups += [
+                functools.partial(full.nearest, query.vector, allowed, fetch),
+                functools.partial(full.nearest, query.vector, allowed, fetch, True),
+            ]
         if query.fast_vector is not None and self.fast is not None:
             uncovered = query.uncovered
             if uncovered is None:
@@ -429,11 +444,13 @@ class Searcher:
         """Give every candidate its similarity, however it was found, so fusion compares like with like:
         the active model's where the chunk has its vector, else the fast model's on the same scale (with the
         active model's name vector where there is one)."""
-        assert query.vector is not None
         chunk_ids = list({c.hit.chunk_id for c in by_id.values()})
-        full = self._full().index
-        code = full.similarities(query.vector, chunk_ids)
-        names = full.similarities(query.vector, chunk_ids, names=True)
+        code: dict[ChunkId, float] = {}
+        names: dict[ChunkId, float] = {}
+        if query.vector is not None:
+            full = self._full().index
+            code = full.similarities(query.vector, chunk_ids)
+            names = full.similarities(query.vector, chunk_ids, names=True)
         fast_code: dict[ChunkId, float] = {}
         fast_names: dict[ChunkId, float] = {}
         if query.fast_vector is not None and self.fast is not None:
@@ -481,12 +498,15 @@ class _Query:
     def __init__(
         self,
         parsed: ParsedQuery,
+        semantic: bool,
         vector: np.ndarray | None,
         fast_vector: np.ndarray | None,
         uncovered: np.ndarray | None,
     ):
         self.parsed = parsed
-        self.vector = vector  # the active model's embedding, None when searching without meaning
+        self.semantic = semantic  # searching by meaning: with one of the two vectors below, or both
+        # the active model's embedding; None when searching without meaning, or when that model has no vector yet
+        self.vector = vector
         self.fast_vector = fast_vector  # the fast model's, when some chunks lack an active-model vector
         self.uncovered = uncovered  # those chunks' ids, sorted; None: no chunk of the scopes has an active-model vector
 

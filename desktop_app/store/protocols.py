@@ -270,6 +270,11 @@ class VectorSearch(Protocol):
         """Ids of the chunks that have a code vector searches see."""
         ...
 
+    def holds_any(self) -> bool:
+        """Whether searches see any vector of this model, a code or a name vector (as of the last refresh): with
+        none, a query's embedding by the model would find and score nothing."""
+        ...
+
     def allowed(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray | None:
         """The chunk ids a search in these scopes under these filters may return, sorted; None for all."""
         ...

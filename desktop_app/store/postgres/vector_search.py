@@ -66,6 +66,7 @@ class PgVectorSearch:
         self._tables: dict[bool, str] = {}
         until_next_write = functools.partial(UntilNextWrite, lambda: store.generation)
         self._ids: UntilNextWrite[None, np.ndarray] = until_next_write()
+        self._any: UntilNextWrite[None, bool] = until_next_write()
         self._allowed: UntilNextWrite[tuple, np.ndarray] = until_next_write()
         # Rows by vector table, with the generation they were counted at (read on the scan thread's connection).
         self._counts: dict[str, tuple[int, int]] = {}
@@ -95,6 +96,13 @@ class PgVectorSearch:
 
     def ids(self) -> np.ndarray:
         return self._ids.get(None, lambda: self.store.vector_ids(self.model_id))
+
+    def holds_any(self) -> bool:
+        def read() -> bool:
+            tables = [t for t in (self._table(False), self._table(True)) if t is not None]
+            return any(self.store._rows(f"SELECT 1 FROM {t} LIMIT 1") for t in tables)
+
+        return self._any.get(None, read)
 
     def allowed(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray | None:
         """None when every chunk is allowed (no filter, every scope); else the allowed ids, cached until the

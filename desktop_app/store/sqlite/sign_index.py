@@ -181,6 +181,9 @@ class SignIndex:
         is today: a chunk's code vector goes with it) would be listed until its pack is rewritten."""
         return self._code.unique_ids()
 
+    def holds_any(self) -> bool:
+        return bool(self._code.size or self._names.size)
+
     def allowed(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray | None:
         return self._allowed.get(scope_ids, where)
 

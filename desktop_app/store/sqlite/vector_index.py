@@ -92,6 +92,9 @@ class VectorIndex:
         """Ids of the chunks whose code vector is in memory (in the order they arrived)."""
         return self._code.live_ids()
 
+    def holds_any(self) -> bool:
+        return bool(self._code.live_count or self._names.live_count)
+
     @property
     def loading(self) -> bool:
         """A load in slices (a warm-up's budgeted refreshes) has begun and not caught up yet."""

@@ -52,6 +52,9 @@ class SizedVectorSearch:
     def ids(self) -> np.ndarray:
         return self._inner.ids()
 
+    def holds_any(self) -> bool:
+        return self._inner.holds_any()
+
     def allowed(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray | None:
         return self._inner.allowed(scope_ids, where)
 
