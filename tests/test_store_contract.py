@@ -92,7 +92,7 @@ def _ref(key: str, ordinal: int, path: str, symbol: str | None, kind: str, words
         None,
         words,
         path.replace(".", " "),
-        TEXTS[key],
+        TEXTS.get(key, ""),
     )
 
 
@@ -227,6 +227,32 @@ def test_chunks_are_stored_once_and_read_back_by_id_file_and_scope(filled):
     # changed_only: the worktree's b.rs differs from main's, its a.py does not
     assert store.scope_chunk_ids([worktree], HitFilter(changed_only=True)).tolist() == [ids["d"]]
     assert store.scope_chunk_ids([main], HitFilter(globs=("*.md",))).tolist() == [ids["e"]]
+
+
+def test_a_batch_whose_new_chunks_another_indexer_stored_meanwhile_maps_every_place(fresh):
+    """An indexer sends as new the chunks it did not find stored; another may have stored one since. Each place
+    still points at its own chunk, and a batch of new chunks alone gets them as sent."""
+    store, main, _, _ = fresh
+    before = _ids(store)
+    refs = [_ref("a", 0, "c.py", "retry_request", "function", "retry request"), _ref("f", 1, "c.py", None, "text", "")]
+    refs.append(_ref("b", 2, "c.py", "parse_matrix", "function", "parse matrix"))
+    store.write_batch(
+        main,
+        MODEL,
+        [NewChunk("a", TEXTS["a"], 11), NewChunk("f", "the f text", 3)],
+        [FileWrite("c.py", 9, 5, "s", "python", refs)],
+    )
+    store.write_batch(
+        main,
+        MODEL,
+        [NewChunk("g", "the g text", 4)],
+        [FileWrite("d.py", 9, 5, "t", "python", [_ref("g", 0, "d.py", None, "text", "")])],
+    )
+    rows = store.file_chunk_rows(main, ["c.py", "d.py"])
+    assert [r.chunk_hash for r in rows["c.py"]] == ["a", "f", "b"] and [r.chunk_hash for r in rows["d.py"]] == ["g"]
+    ids = dict(store.known_chunks(["a", "b", "f", "g"]))
+    assert (ids["a"], ids["b"]) == (before["a"], before["b"]) and store.count_chunks() == 7
+    assert store.chunk_texts([ids["f"], ids["g"]]) == {ids["f"]: "the f text", ids["g"]: "the g text"}
 
 
 def test_hits_are_the_places_using_chunks_in_the_scopes_asked(filled):
