@@ -161,13 +161,9 @@ class Searcher:
         """The ranked modes (hybrid, semantic, exact): fill in the response's results, coverage and notices."""
         semantic = req.mode != "exact"
         if semantic and len(req.query) < MIN_SEMANTIC_CHARS:
-            semantic = False
-            response.effective_mode = "exact"
-            response.notice = f"queries under {MIN_SEMANTIC_CHARS} characters use exact matching only"
+            semantic = _exact_only(response, f"queries under {MIN_SEMANTIC_CHARS} characters use exact matching only")
         elif semantic and self.full is None:
-            semantic = False
-            response.effective_mode = "exact"
-            response.notice = f"semantic search is unavailable ({self.unavailable}); showing exact matches only"
+            semantic = _exact_only(response, _unavailable(self.unavailable))
 
         query_vec = fast_vec = None
         if semantic:
@@ -186,16 +182,12 @@ class Searcher:
             skip_full = self.fast is not None and not self._full().index.holds_any()
             query_vec, problem = (None, None) if skip_full else self._embed(req.query)
             if not skip_full and query_vec is None:
-                semantic = False
-                response.effective_mode = "exact"
-                response.notice = f"semantic search is unavailable ({problem}); showing exact matches only"
+                semantic = _exact_only(response, _unavailable(problem))
         response.coverage, uncovered = self._coverage_of([s.id for s in scopes], refresh_fast=semantic)
         if semantic and self.fast is not None and (query_vec is None or uncovered is None or len(uncovered)):
             fast_vec, problem = self._embed(req.query, self.fast)
             if query_vec is None and fast_vec is None:
-                semantic = False
-                response.effective_mode = "exact"
-                response.notice = f"semantic search is unavailable ({problem}); showing exact matches only"
+                semantic = _exact_only(response, _unavailable(problem))
         query = _Query(parse(req.query), semantic, query_vec, fast_vec, uncovered)
         results = self._retrieve(req, scopes, query, response.effective_mode)
         if req.relative_cutoff and results:
@@ -509,6 +501,17 @@ class _Query:
         self.vector = vector
         self.fast_vector = fast_vector  # the fast model's, when some chunks lack an active-model vector
         self.uncovered = uncovered  # those chunks' ids, sorted; None: no chunk of the scopes has an active-model vector
+
+
+def _exact_only(response: SearchResponse, notice: str) -> bool:
+    """Answer a ranked search without meaning, saying why; False: not searching by meaning."""
+    response.effective_mode = "exact"
+    response.notice = notice
+    return False
+
+
+def _unavailable(problem: str | None) -> str:
+    return f"semantic search is unavailable ({problem}); showing exact matches only"
 
 
 def _on_full_scale(fast_cosine: float) -> float:

@@ -86,10 +86,12 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
             # (FTS5's, the indexes' upper levels) back to the file again and again, each with an fsync. py-spy on
             # stage 1's writer (240 MB of the Linux kernel, 663K chunks): 13 % of its samples in the cache's
             # spills, 10 % in the statement journal, 13 % in pread; on the whole kernel 16 % in checkpoints.
-            # There, alternating on a quiet machine: the writer's time 71 / 62 s with SQLite's defaults, 62 / 55 s
-            # with the cache and the journal in memory, 52 / 49 s with the checkpoints too; the process's system
-            # time 24 -> 13 s. The cache grows only as pages are read, to at most CACHE_MB per connection; the
-            # WAL only to what is written between checkpoints (a small repository's index never reaches it).
+            # On the part, alternating on a quiet machine: the writer's time 71 / 62 s with SQLite's defaults, 62 /
+            # 55 s with the cache and the journal in memory; in a second round 61 / 64 s before, 56 / 59 s with
+            # those and the writer's own chunk ids (store.py), 52 / 49 s with the checkpoints too; the process's
+            # system time 24 -> 13 s. The whole kernel's writes, one run each: 337 s with the cache and the journal,
+            # 295 s with all. The cache grows only as pages are read, to at most CACHE_MB per connection; the WAL
+            # only to what is written between checkpoints (a small repository's index never reaches it).
             conn.execute(f"PRAGMA cache_size = {-CACHE_MB * 1024}")
             conn.execute("PRAGMA temp_store = MEMORY")
             conn.execute(f"PRAGMA wal_autocheckpoint = {CHECKPOINT_PAGES}")
