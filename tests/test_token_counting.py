@@ -42,6 +42,8 @@ TRICKY = [
     "a" * 150 + " " + "b_" * 80,  # a piece over WordPiece's 100 characters is one [UNK]
     "0x7fffffff 3.14159e-10 1_000_000",
     "emoji 🚀 in a comment",
+    "src/http/client.py\nfunction HTTPClient.send_request: send request",  # a document header: its line end
+    "two\nlines\r\nand [SEP] three",
 ]
 
 
@@ -56,6 +58,8 @@ def test_counts_match_the_tokenizer_on_real_source_and_on_tricky_lines():
     counter = TokenCounter(tokenizer)
     assert counter(lines) == encoded(tokenizer, lines)
     assert counter(lines[:500]) == encoded(tokenizer, lines[:500])  # again, from the remembered pieces
+    files = ["\n".join(lines[i : i + 40]) for i in range(0, 4000, 40)]  # texts of many lines
+    assert counter(files) == encoded(tokenizer, files)
     assert counter([]) == []
 
 
