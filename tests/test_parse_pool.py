@@ -1,10 +1,15 @@
 """A big tree's stage 1 runs in parse processes (indexing/parse_pool.py): the same index as the prep thread makes,
 from the real `quarry` command too (its parse processes are spawned from it), and a wrong QUARRY_PARSE_PROCESSES
-is one clear line. Real processes, real files, real SQLite."""
+is one clear line; the parse processes end with the process that started them, however it ends. Real processes, real
+files, real SQLite."""
 
 from __future__ import annotations
 
 import json
+import os
+import select
+import subprocess
+import sys
 from pathlib import Path
 
 import apsw
@@ -62,3 +67,50 @@ def test_the_quarry_command_indexes_in_parse_processes(tmp_path, mixed_root):
 def test_a_wrong_number_of_parse_processes_is_one_line(tmp_path, mixed_root):
     done = quarry("index", mixed_root, "--db", tmp_path / "index.db", "--quiet", env={PROCESSES_ENV: "many"})
     one_line_error(done, 2, PROCESSES_ENV, "whole number")
+
+
+# A process that starts a parse pool, prepares a file in it, prints the pool's processes and waits to be killed.
+POOL_HOLDER = """
+import multiprocessing, sys, threading
+from pathlib import Path
+from desktop_app.embedding.static_model import StaticEmbedder
+from desktop_app.indexing.file_prep import PrepSettings
+from desktop_app.indexing.file_selection import Candidate, SelectionOptions
+from desktop_app.indexing.parse_pool import ParsePool
+from desktop_app.indexing.step_times import StepTimes
+
+if __name__ == "__main__":
+    path = Path(sys.argv[1])
+    settings = PrepSettings(SelectionOptions(), 256, 32, False, {})
+    pool = ParsePool(2, settings, StaticEmbedder().counting_tokenizer())
+    todo = [(Candidate(path.name, path, path.stat().st_size, 0, "python", "code"), None)] * 4
+    assert all(p.write for p in pool.prepare_all(todo, StepTimes(), threading.Event()))
+    print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_parse_processes_end_with_an_indexing_process_killed_outright(tmp_path, mixed_root):
+    """A crash or SIGKILL of the process indexing leaves no parse process behind (each held ~190 MB, asleep)."""
+    script = tmp_path / "pool_holder.py"
+    script.write_text(POOL_HOLDER, encoding="utf-8")
+    holder = subprocess.Popen(
+        [sys.executable, str(script), str(mixed_root / "src" / "http_client.py")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        children = [int(pid) for pid in holder.stdout.readline().split()]  # type: ignore[union-attr]
+        assert children, "the pool started no process"
+        ended = [os.pidfd_open(pid) for pid in children]  # readable once that process has ended
+    finally:
+        holder.kill()
+        holder.wait()
+    try:
+        for fd in ended:
+            ready, _, _ = select.select([fd], [], [], 120)
+            assert ready, "a parse process outlived the process that started it"
+    finally:
+        for fd in ended:
+            os.close(fd)

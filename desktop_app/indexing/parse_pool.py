@@ -15,6 +15,7 @@ process per core: the writing thread's share is the smaller one.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import os
 import threading
 from collections import deque
@@ -99,6 +100,16 @@ def _start_child(settings: PrepSettings, tokenizer: Tokenizer) -> None:
 
     _child = FilePrep(settings, TokenCounter(tokenizer), StepTimes())  # as the embedder's count_tokens
     parse_without_yielding()
+    # A parse process outlives an indexing process killed outright (SIGKILL, a crash): it sleeps on a queue no one
+    # will feed, holding ~190 MB, until killed by hand. It ends as soon as its parent does.
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_end_with, args=(parent.sentinel,), name="quarry-parent-watch", daemon=True).start()
+
+
+def _end_with(sentinel: int) -> None:
+    multiprocessing.connection.wait([sentinel])  # ready once the parent process has ended
+    os._exit(1)
 
 
 def _prepare_in_child(cand: Candidate, state: FileState | None) -> tuple[Prepared, dict[str, float]]:
