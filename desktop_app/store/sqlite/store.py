@@ -461,7 +461,7 @@ class SqliteStore:
         read back. Reading them back by hash was 9 % of stage 1's writer on the Linux kernel (py-spy), random
         pages of the hash index. A chunk another process stored meanwhile is not inserted: then they are read."""
         by_hash = {ch.hash: ch for ch in new_chunks}
-        first = self._rows("SELECT coalesce(max(id), 0) + 1 FROM chunk")[0][0]
+        first = self._next_id("chunk")
         ids = {h: ChunkId(first + i) for i, h in enumerate(by_hash)}
         self._conn.execute(
             "INSERT INTO chunk (id, hash, text, token_count, created_at) "
@@ -509,7 +509,7 @@ class SqliteStore:
         stored = [ref.chunk_hash for fw in files for ref in fw.chunks if ref.chunk_hash not in new_ids]
         if stored:
             chunk_ids.update(self._chunk_ids(stored))
-        next_id = self._rows("SELECT coalesce(max(id), 0) + 1 FROM file_chunk")[0][0]
+        next_id = self._next_id("file_chunk")
         places: list[tuple] = []
         keywords: list[tuple] = []
         for fw in files:
@@ -529,6 +529,11 @@ class SqliteStore:
             f"INSERT INTO fts (rowid, symbol, path, body) SELECT {columns(4)} FROM json_each(?)",
             (json_rows(keywords),),
         )
+
+    def _next_id(self, table: str) -> int:
+        """The id after the table's highest, as SQLite would give the next row: the write lock held, the writer
+        numbers a batch's rows itself."""
+        return int(self._rows(f"SELECT coalesce(max(id), 0) + 1 FROM {table}")[0][0])
 
     def _chunk_ids(self, hashes: Sequence[str]) -> dict[str, ChunkId]:
         unique = list(dict.fromkeys(hashes))
