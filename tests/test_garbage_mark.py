@@ -1,7 +1,7 @@
 """A SQLite store looks for unused chunks only when a place was deleted since it last looked: the look reads every
 chunk (7 of a no-op run's 15 s on the Linux kernel). Real store, real writes: a deleted file, a file whose chunks
 changed, a removed scope (deletes by cascade) each bring the look back, and a store made before the mark gets it
-at its first collection."""
+at its first collection. Also the keyword index's merge setting, which schema 7 gives old stores too."""
 
 from __future__ import annotations
 
@@ -94,3 +94,25 @@ def test_a_store_made_before_the_chunk_count_counts_its_chunks_at_its_next_colle
         assert store.chunks_of_whole_store(scope) == store.count_chunks() == 25
     finally:
         store.close()
+
+
+def test_the_keyword_index_merges_sixteen_segments_at_a_time_in_a_new_and_a_migrated_store(tmp_path):
+    """Schema 7: FTS5 keeps the setting in the file, so a store made before it gets it by migrating."""
+    path = tmp_path / "index.db"
+    store = SqliteStore(path)
+    Corpus(store, seed=29).write(2, 3)
+    store.close()
+
+    def automerge() -> int:
+        conn = apsw.Connection(str(path))
+        try:
+            return int(conn.execute("SELECT v FROM fts_config WHERE k = 'automerge'").fetchall()[0][0])
+        finally:
+            conn.close()
+
+    assert automerge() == 16
+    conn = apsw.Connection(str(path))  # as schema 6 left it: FTS5's default
+    conn.execute("DELETE FROM fts_config WHERE k = 'automerge'; PRAGMA user_version = 6")
+    conn.close()
+    SqliteStore(path).close()
+    assert automerge() == 16

@@ -49,8 +49,12 @@ MAX_CHUNK_TOKENS = 480
 # and the first progress shows within a second even when the first files are large). Each transaction writes
 # every page it touched, and a batch's new chunks land on random pages of the chunk-hash and symbol indexes:
 # 2048 rather than 256 took a 240 MB part of the Linux kernel's keyword stage from 97-98 to 86 s (~0.2 s a
-# write; 1024: 94 s).
-BATCH_CHUNKS = 2048
+# write; 1024: 94 s). With the 64 MB page cache (connection.py) 8192 wrote less again: on that part the writer's
+# time 47-51 -> 41 s and 7.9 -> 6.2 GB written (WAL and checkpoints) for an 857 MB index; on the whole kernel
+# (3.0M chunks, one run each) the keyword stage took 348 s twice with 2048 and 342 s with 8192, 50.1 -> 44.7 GB
+# written (the keyword index's merges: schema 7, migrations.py). The writer's batch peaks ~100 MB higher (kernel:
+# 398 -> 496 MB).
+BATCH_CHUNKS = 8192
 FIRST_BATCH_CHUNKS = 16
 
 # How often, at most, a run asks the store whether its folder is still in the index: a removal ends the run
