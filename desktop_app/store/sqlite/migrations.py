@@ -170,7 +170,7 @@ MIGRATIONS: list[str] = [
     # 7: the keyword index merges its segments 16 at a time rather than FTS5's 4 (a setting FTS5 keeps in the
     # file). Each write transaction adds a segment, and every merge rewrites what it merges: on the Linux kernel
     # (3.0M chunks, one run each, quiet) the keyword stage took 342 s with batches of 8192 chunks alone and
-    # 329 s with this too (348 s with neither), 43.6 -> 40.8 GB written; warm searches by words and names kept
+    # 329 s with this too (348 s with neither), 44.7 -> 40.8 GB written; warm searches by words and names kept
     # their p50 / p95 (hybrid, sentences: 2 / 14 -> 3 / 15 ms).
     """
     INSERT INTO fts (fts, rank) VALUES ('automerge', 16);
