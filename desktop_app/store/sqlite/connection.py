@@ -38,7 +38,8 @@ MAX_BUSY_TIMEOUT_MS = 2**31 - 1  # SQLite takes a 32-bit int (about 24 days)
 # its 1.5 MB vector blocks as its own error, hiding SQLite's "database or disk is full".
 LOW_SPACE_BYTES = 16 << 20
 CACHE_MB = 64  # SQLite's page cache per connection, at most (see open_connection)
-CHECKPOINT_PAGES = 16_384  # WAL pages written before a checkpoint (64 MB; SQLite's default 1,000)
+CHECKPOINT_PAGES = 262_144  # WAL pages written before a checkpoint (1 GB; SQLite's default 1,000)
+WAL_KEPT_BYTES = 64 << 20  # what a checkpointed WAL file is cut back to (SQLite keeps it whole by default)
 # The start of the -shm file: the WAL index header (https://sqlite.org/walformat.html), twice, in this machine's
 # byte order. Its fields: version, unused, change counter, initialised, checksum byte order, page size (65536
 # stored as 1), and how many frames (a page each, after a 24-byte frame header) are committed to the -wal file,
@@ -90,11 +91,18 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
             # 55 s with the cache and the journal in memory; in a second round 61 / 64 s before, 56 / 59 s with
             # those and the writer's own chunk ids (store.py), 52 / 49 s with the checkpoints too; the process's
             # system time 24 -> 13 s. The whole kernel's writes, one run each: 337 s with the cache and the journal,
-            # 295 s with all. The cache grows only as pages are read, to at most CACHE_MB per connection; the WAL
-            # only to what is written between checkpoints (a small repository's index never reaches it).
+            # 295 s with all. The cache grows only as pages are read, to at most CACHE_MB per connection.
+            # A checkpoint writes each page the WAL holds once, however many transactions rewrote it since the
+            # last: stage 1's new chunks land on random pages of the chunk-hash and symbol indexes, rewritten by
+            # many batches, so fewer checkpoints write far less. The whole kernel's keyword stage (no text
+            # index; one run each, alternating, quiet): a checkpoint every 16,384 pages (64 MB) 296 s, its
+            # writes 219 s, 35.0 GB written; every 65,536 pages 295 s, 211 s, 30.3 GB; every 262,144 (1 GB)
+            # 272 and 284 s, 184 and 194 s, 25.6 GB. The WAL grows only to what is written between checkpoints
+            # (a small repository's index never reaches it) and is cut back to WAL_KEPT_BYTES after one.
             conn.execute(f"PRAGMA cache_size = {-CACHE_MB * 1024}")
             conn.execute("PRAGMA temp_store = MEMORY")
             conn.execute(f"PRAGMA wal_autocheckpoint = {CHECKPOINT_PAGES}")
+            conn.execute(f"PRAGMA journal_size_limit = {WAL_KEPT_BYTES}")
         except BaseException:
             conn.close()
             raise
