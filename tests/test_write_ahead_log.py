@@ -38,6 +38,6 @@ def test_the_log_outgrows_sqlites_default_checkpoint_and_is_cut_back_after_one(t
         assert logged > 1000 and checkpointed == logged
         corpus.write(1, 1)  # the first write after a whole checkpoint starts the log again, cut back
         assert wal.stat().st_size <= 256 << 10
-        assert len(corpus.store.known_chunks(corpus.code)) == len(corpus.code)  # nothing lost on the way
+        assert len(store.known_chunks(corpus.code)) == len(corpus.code)  # nothing lost on the way
     finally:
         store.close()

@@ -97,7 +97,8 @@ def open_connection(path: Path | str, *, readonly: bool = False) -> apsw.Connect
             # many batches, so fewer checkpoints write far less. The whole kernel's keyword stage (no text
             # index; one run each, alternating, quiet): a checkpoint every 16,384 pages (64 MB) 296 s, its
             # writes 219 s, 35.0 GB written; every 65,536 pages 295 s, 211 s, 30.3 GB; every 262,144 (1 GB)
-            # 272 and 284 s, 184 and 194 s, 25.6 GB. The WAL grows only to what is written between checkpoints
+            # 272 and 284 s, 184 and 194 s, 25.6 GB (a third run an hour later, the machine a fifth slower in
+            # every step: 334 s). The WAL grows only to what is written between checkpoints
             # (up to 1 GB of disk beside a big index while it is written; a small repository's index never
             # reaches it) and is cut back to WAL_KEPT_BYTES after one.
             conn.execute(f"PRAGMA cache_size = {-CACHE_MB * 1024}")
