@@ -22,7 +22,8 @@ from desktop_app.store.errors import StoreError, StoreUnusable
 from desktop_app.store.location import StoreLocation, open_store
 from desktop_app.store.postgres.store import PostgresStore
 from desktop_app.store.postgres.urls import display_url, redact
-from desktop_app.store.rows import FileState, FileWrite
+from desktop_app.store.rows import ChunkRef, FileState, FileWrite, NewChunk
+from desktop_app.store.schema_names import vector_table_name
 from desktop_app.store.sqlite.store import SqliteStore
 
 from .gitrepo import git, init_repo
@@ -244,6 +245,47 @@ def test_a_write_that_loses_a_race_for_a_file_row_is_tried_again_and_lands(team_
         pool.shutdown()
     assert store.file_row(scope.id, "a.py") == FileState("a.py", 2, 2, "sha", "indexed")
     store.close()
+
+
+def test_a_chunk_whose_vector_lands_while_another_indexer_claims_it_is_not_claimed_again(team_server, tmp_path):
+    """Indexer A writes a chunk's vector and drops its claim in one transaction; indexer B's claim on the same
+    chunk, begun before that commit, waits on A's claim row and then found it gone. It took the chunk and
+    embedded it a second time (44 of 300 chunks, once in CI); B now gets nothing."""
+    import psycopg
+
+    url = team_server.new_database()
+    first, second = PostgresStore(url), PostgresStore(url)
+    rival = psycopg.connect(url)
+    watcher = psycopg.connect(url, autocommit=True)
+    pool = ThreadPoolExecutor(1)
+    try:
+        scope = first.create_scope(tmp_path)
+        ref = ChunkRef("h1", 0, 1, 1, "function", None, None, None, "", "a.py", "pass")
+        first.write_batch(
+            scope.id, "", [NewChunk("h1", "pass", 1, None)], [FileWrite("a.py", 4, 1, "s", "python", [ref])]
+        )
+        first.register_model(MODEL, 3, "/models/m")
+        [chunk] = first.chunks_without_vectors(MODEL)
+        assert first.claim_chunks(MODEL, False, [chunk]) == [chunk]
+        # A's add_vectors, held open at its commit: the vector written, the claim deleted.
+        rival.execute(f"INSERT INTO {vector_table_name(MODEL)} (chunk_id, embedding) VALUES (%s, '[1,0,0]')", (chunk,))
+        rival.execute("DELETE FROM claim WHERE chunk_id = %s", (chunk,))
+        claimed = pool.submit(second.claim_chunks, MODEL, False, [chunk])
+        waiting = (
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        )
+        while not watcher.execute(waiting).fetchone()[0]:  # type: ignore[index]
+            assert not claimed.done(), claimed.result()
+            time.sleep(0.05)  # polls the server's state: B's claim is waiting on A's claim row
+        rival.commit()
+        assert claimed.result(timeout=120) == []
+        assert second.claimed_elsewhere(MODEL, False) is None and first.claimed_elsewhere(MODEL, False) is None
+    finally:
+        rival.close()
+        watcher.close()
+        pool.shutdown()
+        first.close()
+        second.close()
 
 
 # An indexer whose first vector write waits forever, holding the claims on the chunks it embedded: killed

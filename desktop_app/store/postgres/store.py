@@ -463,7 +463,18 @@ class PostgresStore:
                     "ids": [int(c) for c in chunk_ids],
                 },
             ).fetchall()
-            return [ChunkId(r[0]) for r in rows]
+            # The statement above saw the vectors as they were when it began. Another indexer's add_vectors
+            # that committed while it ran (it may have waited on that indexer's claim, which the same commit
+            # deleted) wrote a vector the check missed, and the chunk was claimed again: two indexers at once
+            # embedded 44 of 300 chunks twice in one CI run. A second statement sees every commit before it; such
+            # claims go back.
+            late = conn.execute(
+                f"DELETE FROM claim WHERE model = %s AND names = %s AND owner = %s AND chunk_id = ANY(%s) "
+                f"AND EXISTS (SELECT 1 FROM {table[0]} v WHERE v.chunk_id = claim.chunk_id) RETURNING chunk_id",
+                (model_id, names, self.owner, [r[0] for r in rows]),
+            ).fetchall()
+            embedded = {r[0] for r in late}
+            return [ChunkId(r[0]) for r in rows if r[0] not in embedded]
 
         claimed = set(self._write(work))
         return [c for c in chunk_ids if c in claimed]
