@@ -28,7 +28,7 @@ MIGRATIONS: list[str] = [
     );
     CREATE TABLE chunk (
         id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: in-memory vector copies key on it
-        hash TEXT NOT NULL UNIQUE,          -- sha256 of the embedded document (header + text)
+        hash TEXT NOT NULL UNIQUE,          -- sha256 of the embedded document (header + text): see 8
         text TEXT NOT NULL,                 -- the file lines the chunk covers
         token_count INTEGER NOT NULL,
         created_at REAL NOT NULL
@@ -69,7 +69,7 @@ MIGRATIONS: list[str] = [
     CREATE INDEX file_chunk_file ON file_chunk(file_id);
     CREATE INDEX file_chunk_scope_chunk ON file_chunk(scope_id, chunk_id);
     CREATE INDEX file_chunk_chunk ON file_chunk(chunk_id);
-    CREATE INDEX file_chunk_symbol ON file_chunk(scope_id, symbol_name COLLATE NOCASE);
+    CREATE INDEX file_chunk_symbol ON file_chunk(scope_id, symbol_name COLLATE NOCASE);  -- named places only: 9
     -- Keyword index, one row per file_chunk (rowid = file_chunk.id); identifiers are split
     -- before insertion so `parseHTTPHeader` also matches "parse", "http" and "header".
     CREATE VIRTUAL TABLE fts USING fts5(
@@ -174,6 +174,26 @@ MIGRATIONS: list[str] = [
     # their p50 / p95 (hybrid, sentences: 2 / 14 -> 3 / 15 ms).
     """
     INSERT INTO fts (fts, rank) VALUES ('automerge', 16);
+    """,
+    # 8: a chunk's hash is kept as the first 32 hex digits of its sha256 (128 bits; store.hash_key), not all 64.
+    # The unique index on it is where stage 1's new chunks land on random pages, a page each; with the shorter
+    # key its 3M entries on the Linux kernel take ~50 bytes instead of ~83, and the column 33 instead of 65. The
+    # kernel's keyword stage (the text index left out, one machine, one hour): its database 3.27 -> 3.05 GB,
+    # 25.6 -> 21.3 GB written, its writes 249 -> 214 s (figures in tests/benchmarks/README.md, stop 47). As 16
+    # bytes (`unhex`) it took 2.94 GB, but the tests' short made-up hashes are not hex. Two chunks collide on 128
+    # bits with odds of about n^2 / 2^129: 1.5e-23 for 100 million chunks. Rewriting the kernel's 3M hashes took
+    # 43 s (its file keeps its size: the freed pages are reused as it grows), ~14 us a chunk.
+    """
+    UPDATE chunk SET hash = substr(hash, 1, 32) WHERE length(hash) > 32;
+    """,
+    # 9: the symbol-name index holds only the places that have a name (38 % of the Linux kernel's 3.0M have none:
+    # a file's text between definitions, markdown sections). Each lookup asks for a name (`symbol_name COLLATE
+    # NOCASE IN (...)`), which SQLite takes as implying the index's condition, so every query that used it still
+    # does; a place without a name costs no page of it when written. The kernel's keyword-stage database with 8:
+    # 3.05 -> 3.00 GB.
+    """
+    DROP INDEX file_chunk_symbol;
+    CREATE INDEX file_chunk_symbol ON file_chunk(scope_id, symbol_name COLLATE NOCASE) WHERE symbol_name IS NOT NULL;
     """,
 ]
 

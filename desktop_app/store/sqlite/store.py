@@ -63,6 +63,15 @@ KEYWORD_OVERFETCH = 16
 IN_BATCH = 500  # values per `IN (...)` list, well under SQLite's limit on bound parameters
 
 
+HASH_KEY_DIGITS = 32  # the hex digits of a chunk's sha256 the store keeps (128 bits: migration 8)
+
+
+def hash_key(chunk_hash: str) -> str:
+    """What the chunk table holds of a chunk's hash. The key of a key is itself: a stored chunk's hash, read back
+    (stored_chunks) and written again at another place, finds the same row."""
+    return chunk_hash[:HASH_KEY_DIGITS]
+
+
 def _in_batches(values: Sequence) -> Iterator[tuple[list, str]]:
     """(values, "?,?,...") in runs short enough for one `IN (...)` list."""
     for start in range(0, len(values), IN_BATCH):
@@ -409,10 +418,13 @@ class SqliteStore:
 
     def _hash_ids(self, unique: list[str]) -> dict[str, ChunkId]:
         """{hash: chunk id} of those of the (distinct) hashes that are stored."""
+        keys: dict[str, list[str]] = {}  # a hash and its key may both be asked for (a stored row's and a new one's)
+        for h in unique:
+            keys.setdefault(hash_key(h), []).append(h)
         rows = self._json_result(
-            "hash, id", "FROM chunk WHERE hash IN (SELECT value FROM json_each(?))", (json_rows(unique),)
+            "hash, id", "FROM chunk WHERE hash IN (SELECT value FROM json_each(?))", (json_rows(list(keys)),)
         )
-        return {h: cid for h, cid in rows}
+        return {h: cid for key, cid in rows for h in keys[key]}
 
     def write_batch(
         self,
@@ -466,7 +478,7 @@ class SqliteStore:
         self._conn.execute(
             "INSERT INTO chunk (id, hash, text, token_count, created_at) "
             f"SELECT {columns(4)}, ?1 FROM json_each(?2) WHERE true ON CONFLICT (hash) DO NOTHING",
-            (now, json_rows([(ids[h], h, ch.text, ch.token_count) for h, ch in by_hash.items()])),
+            (now, json_rows([(ids[h], hash_key(h), ch.text, ch.token_count) for h, ch in by_hash.items()])),
         )
         if self._conn.changes() != len(by_hash):
             ids = self._chunk_ids(list(by_hash))
