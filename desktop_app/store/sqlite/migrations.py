@@ -177,17 +177,18 @@ MIGRATIONS: list[str] = [
     """,
     # 8: a chunk's hash is kept as the first 32 hex digits of its sha256 (128 bits; store.hash_key), not all 64.
     # The unique index on it is where stage 1's new chunks land on random pages, a page each; with the shorter
-    # key its 3M entries on the Linux kernel take ~50 bytes instead of ~83, and the column 33 instead of 65. The
+    # key its 3M entries on the Linux kernel take ~46 bytes instead of ~83, and the column 33 instead of 65. The
     # kernel's keyword stage (the text index left out, one machine, one hour): its database 3.27 -> 3.05 GB,
-    # 25.6 -> 21.3 GB written, its writes 249 -> 214 s (figures in tests/benchmarks/README.md, stop 47). As 16
-    # bytes (`unhex`) it took 2.94 GB, but the tests' short made-up hashes are not hex. Two chunks collide on 128
-    # bits with odds of about n^2 / 2^129: 1.5e-23 for 100 million chunks. Rewriting the kernel's 3M hashes took
-    # 43 s (its file keeps its size: the freed pages are reused as it grows), ~14 us a chunk.
+    # 25.6 -> 21.3 GB written, its writes 249 -> 214 s (with 9 as well, in a later pair: 217 -> 195 s; figures
+    # in tests/benchmarks/README.md, stop 47). As 16 bytes (`unhex`) it took 2.94 GB, but the tests' short
+    # made-up hashes are not hex. Two chunks collide on 128 bits with odds of about n^2 / 2^129: 1.5e-23 for
+    # 100 million chunks. Rewriting the kernel's 3M hashes took 43 s (its file keeps its size: the freed pages
+    # are reused as it grows), ~14 us a chunk.
     """
     UPDATE chunk SET hash = substr(hash, 1, 32) WHERE length(hash) > 32;
     """,
     # 9: the symbol-name index holds only the places that have a name (38 % of the Linux kernel's 3.0M have none:
-    # a file's text between definitions, markdown sections). Each lookup asks for a name (`symbol_name COLLATE
+    # code between definitions, prose, config and comments). Each lookup asks for a name (`symbol_name COLLATE
     # NOCASE IN (...)`), which SQLite takes as implying the index's condition, so every query that used it still
     # does; a place without a name costs no page of it when written. The kernel's keyword-stage database with 8:
     # 3.05 -> 3.00 GB.
