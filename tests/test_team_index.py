@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
@@ -213,6 +213,15 @@ def test_two_indexers_at_once_embed_each_chunk_once(team_server, tmp_path):
         store.close()
 
 
+def _wait_until_blocked_on_a_lock(watcher, pending: Future) -> None:
+    """Until a session of the test's database waits on a lock (the server's state, polled), failing if `pending`
+    ends first."""
+    waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+    while not watcher.execute(waiting).fetchone()[0]:
+        assert not pending.done(), pending.exception()
+        time.sleep(0.05)
+
+
 def test_a_write_that_loses_a_race_for_a_file_row_is_tried_again_and_lands(team_server, tmp_path):
     """Two indexers writing one file at once: the loser's insert waits on the winner's row, then fails on the
     unique key once it commits. That transaction is tried again (and deletes the winner's row, which holds the
@@ -231,12 +240,7 @@ def test_a_write_that_loses_a_race_for_a_file_row_is_tried_again_and_lands(team_
     pool = ThreadPoolExecutor(1)
     try:
         written = pool.submit(store.write_batch, scope.id, MODEL, [], [FileWrite("a.py", 2, 2, "sha", "python")])
-        waiting = (
-            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
-        )
-        while not watcher.execute(waiting).fetchone()[0]:  # type: ignore[index]
-            assert not written.done(), written.exception()
-            time.sleep(0.05)  # polls the server's state: the store's write is waiting on the rival's row
+        _wait_until_blocked_on_a_lock(watcher, written)  # the store's write waits on the rival's row
         rival.commit()
         written.result(timeout=120)
     finally:
@@ -271,12 +275,7 @@ def test_a_chunk_whose_vector_lands_while_another_indexer_claims_it_is_not_claim
         rival.execute(f"INSERT INTO {vector_table_name(MODEL)} (chunk_id, embedding) VALUES (%s, '[1,0,0]')", (chunk,))
         rival.execute("DELETE FROM claim WHERE chunk_id = %s", (chunk,))
         claimed = pool.submit(second.claim_chunks, MODEL, False, [chunk])
-        waiting = (
-            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
-        )
-        while not watcher.execute(waiting).fetchone()[0]:  # type: ignore[index]
-            assert not claimed.done(), claimed.result()
-            time.sleep(0.05)  # polls the server's state: B's claim is waiting on A's claim row
+        _wait_until_blocked_on_a_lock(watcher, claimed)  # B's claim waits on A's claim row
         rival.commit()
         assert claimed.result(timeout=120) == []
         assert second.claimed_elsewhere(MODEL, False) is None and first.claimed_elsewhere(MODEL, False) is None

@@ -469,7 +469,7 @@ class PostgresStore:
             # embedded 44 of 300 chunks twice in one CI run. A second statement sees every commit before it; such
             # claims go back.
             late = conn.execute(
-                f"DELETE FROM claim WHERE model = %s AND names = %s AND owner = %s AND chunk_id = ANY(%s) "
+                "DELETE FROM claim WHERE model = %s AND names = %s AND owner = %s AND chunk_id = ANY(%s) "
                 f"AND EXISTS (SELECT 1 FROM {table[0]} v WHERE v.chunk_id = claim.chunk_id) RETURNING chunk_id",
                 (model_id, names, self.owner, [r[0] for r in rows]),
             ).fetchall()
