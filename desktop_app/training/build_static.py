@@ -8,8 +8,10 @@
    stdlib nl MRR@10 from 0.422 to 0.380 and identifier R@1 from 0.73 to 0.56),
 4. mines question -> code pairs from the same corpus (pairs.py: 4,000 per language, seed 30) and moves the
    table towards them (contrastive.py: 2 epochs at learning rate 1e-3, batches of 256),
-5. writes codes.npy and scales.npy into the static model's folder under resources/models/ and prints their
-   sha256 for embedding/static_model.py.
+5. trains the query map on the same pairs (query_map.py: the teacher embeds each question, 5 epochs at learning
+   rate 1e-3), which carries a query's contextual embedding into the table's space,
+6. writes codes.npy, scales.npy and query_map.npy into the static model's folder under resources/models/ and
+   prints their sha256 for embedding/static_model.py.
 
 With --gpu-teacher (a folder holding config.json and model.fp16.safetensors, see gpu_teacher.halve) the teacher
 and the training run on a GPU: about a minute in all on one H100. Without it the bundled int8 ONNX teacher runs
@@ -29,11 +31,12 @@ import numpy as np
 
 from ..assets import resource_path
 from ..embedding.model_spec import DEFAULT_MODEL_ID, TOKENIZER_FILE, default_model_spec
-from ..embedding.static_model import CODES_FILE, SCALES_FILE, STATIC_MODEL_ID
+from ..embedding.static_model import CODES_FILE, QUERY_MAP_FILE, SCALES_FILE, STATIC_MODEL_ID
 from . import corpus
 from .contrastive import train_contrastive
 from .gpu_teacher import GpuTeacher
 from .pairs import mine_pairs
+from .query_map import fit as fit_query_map
 from .static_train import TEACHER_MAX_TOKENS, Teacher, quantize, student_ids, train
 from .text_file import write_texts
 from .texts import source_files, training_texts
@@ -43,6 +46,7 @@ SEED = 30
 SCHEDULE = (3, 1e-3)
 PAIRS_PER_LANGUAGE = 4_000
 CONTRASTIVE = (2, 1e-3)  # epochs, learning rate
+QUERY_MAP = (5, 1e-3)  # epochs, learning rate
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,10 +75,13 @@ def main(argv: list[str] | None = None) -> int:
         start = distilled["codes"].astype(np.float32) * distilled["scales"][:, None]
         tuned, losses = train_contrastive(start, questions, answers, *CONTRASTIVE)
         print(f"{len(pairs)} pairs, loss by epoch {losses}", file=sys.stderr)
-        table = dict(zip(("codes", "scales"), quantize(tuned), strict=True))
+        codes, scales = quantize(tuned)
+        # The map is fitted to the table as the app reads it: after quantizing.
+        query_map, losses = fit_query_map(codes * scales[:, None], pairs, tokenizer, runner, *QUERY_MAP)
+        print(f"query map, loss by epoch {losses}", file=sys.stderr)
         target = resource_path("models", STATIC_MODEL_ID)
-        for name, key in ((CODES_FILE, "codes"), (SCALES_FILE, "scales")):
-            np.save(Path(scratch) / name, table[key], allow_pickle=False)
+        for name, array in ((CODES_FILE, codes), (SCALES_FILE, scales), (QUERY_MAP_FILE, query_map)):
+            np.save(Path(scratch) / name, array, allow_pickle=False)
             shutil.copyfile(Path(scratch) / name, target / name)
             print(f"{name} sha256 {hashlib.sha256((target / name).read_bytes()).hexdigest()}")
     return 0

@@ -13,6 +13,8 @@ from typing import Any
 
 from ..embedding import ModelError
 from ..embedding.choice import configured_embedder, embedder_for_source
+from ..embedding.embedder import Embedder
+from ..embedding.model_spec import DEFAULT_MODEL_ID
 from ..embedding.static_model import RETIRED_STATIC_MODEL_IDS, STATIC_MODEL_ID, StaticEmbedder
 from ..embedding.text_embedder import TextEmbedder
 from ..indexing.indexer import Indexer, IndexOptions, IndexStats
@@ -59,6 +61,9 @@ class Engine:
             self.embedder: TextEmbedder | None = self._configured_embedder()
         except ModelError as exc:
             self.embedder, self.model_error = None, str(exc)
+        if isinstance(self.embedder, Embedder) and self.embedder.model_id == DEFAULT_MODEL_ID:
+            # The fast model reads queries with the default model too: one session serves both.
+            self.fast.query_model = self.embedder
         self.indexing_roots: set[str] = set()
         # Chunks searches came across without a vector of the configured model: embedded first.
         self.wanted = WantedChunks()
