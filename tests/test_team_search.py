@@ -122,6 +122,35 @@ def test_keyword_ranking_puts_the_symbol_named_by_the_term_first_among_many_matc
     assert matches[0][1] == 1.0 and all(strength < 1.0 for _, strength in matches[1:])
 
 
+def test_a_scope_holding_most_places_is_checked_row_by_row_in_keyword_queries(team):
+    """The server's statistics say which scopes hold most of the places: their keyword queries leave the scope's
+    own index out (checking each keyword match's row instead of ANDing a bitmap of the whole scope), a small
+    scope's keep it, and both find exactly what the indexed condition finds."""
+    _fill(team, "/r/big", files=40, per_file=5, seed=1)
+    _fill(team, "/r/small", files=2, per_file=5, seed=2)
+    team._conn.execute("ANALYZE file_chunk")
+    big, small = team.scope_for_root("/r/big"), team.scope_for_root("/r/small")
+    assert big is not None and small is not None
+    assert team._share_of_places([big.id]) > 0.9 and team._share_of_places([small.id]) < 0.1
+    captured: list[tuple[str, list]] = []
+    read = team._rows
+
+    def capture(sql: str, args=(), conn=None):
+        if "ts_rank" in sql:
+            captured.append((sql, list(args)))
+        return read(sql, args, conn)
+
+    team._rows = capture  # type: ignore[method-assign]
+    for scope, indexed in ((big, False), (small, True)):
+        captured.clear()
+        found = team.keyword_matches([scope.id], ["common"], False, 50, HitFilter(languages=("go",)))
+        [(sql, args)] = captured
+        assert ("fc.scope_id = ANY(%s)" in sql) is indexed
+        reference = read(sql.replace("fc.scope_id || '' = ANY(%s)", "fc.scope_id = ANY(%s)"), args)
+        assert [place for place, _ in found] == [r[0] for r in reference]
+        assert found and all(h.language == "go" for h in team.hits_for_places([p for p, _ in found]))
+
+
 def _exact(store: PostgresStore, table: str, query: np.ndarray, allowed: np.ndarray, k: int) -> list[int]:
     rows = store.execute_read(
         f"SELECT chunk_id FROM {table} WHERE chunk_id = ANY(%s) ORDER BY embedding <=> %s LIMIT %s",
