@@ -166,6 +166,7 @@ class Searcher:
             semantic = _exact_only(response, _unavailable(self.unavailable))
 
         query_vec = fast_vec = None
+        early: Future[tuple[np.ndarray | None, str | None]] | None = None
         if semantic:
             # While warm_up() loads the vectors, search those loaded so far rather than wait for the rest.
             loaded = self._full().index.refresh(budget_s=0 if self._loading() else None)
@@ -183,8 +184,16 @@ class Searcher:
             query_vec, problem = (None, None) if skip_full else self._embed(req.query)
             if not skip_full and query_vec is None:
                 semantic = _exact_only(response, _unavailable(problem))
+            if skip_full:
+                # The fast model reads the query with the default model too, whose session a fresh process loads at
+                # its first search (~0.3 s): on a scan thread, while this one reads the coverage and loads vectors.
+                early = _scan_pool().submit(self._embed, req.query, self.fast)
         response.coverage, uncovered = self._coverage_of([s.id for s in scopes], refresh_fast=semantic)
-        if semantic and self.fast is not None and (query_vec is None or uncovered is None or len(uncovered)):
+        if early is not None:
+            fast_vec, problem = early.result()
+            if fast_vec is None:
+                semantic = _exact_only(response, _unavailable(problem))
+        elif semantic and self.fast is not None and (query_vec is None or uncovered is None or len(uncovered)):
             fast_vec, problem = self._embed(req.query, self.fast)
             if query_vec is None and fast_vec is None:
                 semantic = _exact_only(response, _unavailable(problem))
