@@ -119,6 +119,16 @@ def test_each_step_lowers_the_loss_on_the_texts_it_trains_on():
     assert [tokenizer.id_to_token(int(i)) for i in ids][-3:] == ["http", "header", "x"]
 
 
+def _pairs_and_shipped_table(folder: Path, table_name: str) -> tuple[list[dict], list[np.ndarray]]:
+    """Pairs mined from the documented corpus, written as `folder`/pairs.json, and the shipped table's (codes,
+    scales), written as `folder`/`table_name` for a training command."""
+    pairs = mine_pairs(_documented_corpus(folder / "corpus"), per_language=50, seed=1)
+    (folder / "pairs.json").write_text(json.dumps(pairs))
+    shipped = [np.load(resource_path("models", STATIC_MODEL_ID, name)) for name in (CODES_FILE, SCALES_FILE)]
+    np.savez(folder / table_name, codes=shipped[0], scales=shipped[1])
+    return pairs, shipped
+
+
 def test_pairs_are_a_doc_comments_first_sentence_and_the_function_without_it(tmp_path):
     files = _documented_corpus(tmp_path / "corpus")
     pairs = mine_pairs(files, per_language=50, seed=1)
@@ -163,11 +173,7 @@ def test_the_contrastive_gradient_is_the_losss_and_training_ranks_answers_higher
     assert np.abs(grad - numeric).max() < 1e-6
 
     # The whole step through its command, on pairs mined from real files and the shipped table.
-    files = _documented_corpus(tmp_path / "corpus")
-    pairs = mine_pairs(files, per_language=50, seed=1)
-    (tmp_path / "pairs.json").write_text(json.dumps(pairs))
-    shipped = [np.load(resource_path("models", STATIC_MODEL_ID, name)) for name in (CODES_FILE, SCALES_FILE)]
-    np.savez(tmp_path / "start.npz", codes=shipped[0], scales=shipped[1])
+    pairs, shipped = _pairs_and_shipped_table(tmp_path, "start.npz")
     done = subprocess.run(
         [sys.executable, "-m", "desktop_app.training.contrastive", str(tmp_path / "start.npz"),
          str(tmp_path / "pairs.json"), "--tokenizer", str(TOKENIZER), "--out", str(tmp_path / "tuned.npz"),
@@ -210,11 +216,7 @@ def test_the_query_maps_gradient_is_the_losss_and_training_ranks_answers_higher(
     assert np.abs(grad - numeric).max() < 1e-6
 
     # The whole step through its command: pairs mined from real files, the shipped table, the bundled teacher.
-    files = _documented_corpus(tmp_path / "corpus")
-    pairs = mine_pairs(files, per_language=50, seed=1)
-    (tmp_path / "pairs.json").write_text(json.dumps(pairs))
-    shipped = [np.load(resource_path("models", STATIC_MODEL_ID, name)) for name in (CODES_FILE, SCALES_FILE)]
-    np.savez(tmp_path / "table.npz", codes=shipped[0], scales=shipped[1])
+    pairs, shipped = _pairs_and_shipped_table(tmp_path, "table.npz")
     done = subprocess.run(
         [sys.executable, "-m", "desktop_app.training.query_map", str(tmp_path / "table.npz"),
          str(tmp_path / "pairs.json"), "--tokenizer", str(TOKENIZER), "--model", str(MODEL),

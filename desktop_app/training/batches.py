@@ -1,4 +1,4 @@
-"""The two ways training walks its texts, shared by the CPU and GPU paths (numpy only, runs anywhere)."""
+"""The ways training walks its texts and pairs, shared by the CPU and GPU paths (numpy only, runs anywhere)."""
 
 from __future__ import annotations
 
@@ -33,3 +33,13 @@ def epoch_batches(ids: list[np.ndarray], epochs: int, batch: int, seed: int = 0)
         rnd.shuffle(order)
         for start in range(0, len(order), batch):
             yield order[start : start + batch]
+
+
+def pair_epochs(usable: np.ndarray, epochs: int, batch: int, seed: int = 0) -> Iterator[list[np.ndarray]]:
+    """Each epoch's batches of the usable pairs' rows, in a new seeded order each epoch (shuffled in place); a
+    batch of one pair is left out, as it has no other answer to learn from."""
+    rnd = np.random.default_rng(seed)
+    for _ in range(epochs):
+        rnd.shuffle(usable)
+        batches = (usable[start : start + batch] for start in range(0, len(usable), batch))
+        yield [rows for rows in batches if len(rows) >= 2]

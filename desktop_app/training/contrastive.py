@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .adam import RowAdam
+from .batches import pair_epochs
 from .static_train import quantize, student_ids
 
 TEMPERATURE = 0.05
@@ -71,15 +72,10 @@ def train_contrastive(
     table = start.copy()
     adam = RowAdam(table, learning_rate)
     usable = np.array([i for i in range(len(questions)) if len(questions[i]) and len(answers[i])])
-    rnd = np.random.default_rng(seed)
     losses = []
-    for _ in range(epochs):
-        rnd.shuffle(usable)
+    for batches in pair_epochs(usable, epochs, batch, seed):
         epoch_loss = []
-        for first in range(0, len(usable), batch):
-            rows = usable[first : first + batch]
-            if len(rows) < 2:
-                continue  # one pair has no negative to learn from
+        for rows in batches:
             q, q_norm, q_flat, q_owner = _embed(table, [questions[r] for r in rows])
             a, a_norm, a_flat, a_owner = _embed(table, [answers[r] for r in rows])
             loss, d_sim = batch_loss((q @ a.T) / temperature)

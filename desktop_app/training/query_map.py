@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .batches import pair_epochs
 from .contrastive import TEMPERATURE, _embed, _through_norm, batch_loss
 from .gpu_teacher import GpuTeacher
 from .static_train import Teacher, student_ids
@@ -76,15 +77,10 @@ def train_query_map(
     query_map = np.zeros((teacher_q.shape[1], static_q.shape[1]), dtype=np.float32)
     first, second = np.zeros(query_map.shape), np.zeros(query_map.shape)
     usable = np.flatnonzero(np.linalg.norm(answers, axis=1) > 0)
-    rnd = np.random.default_rng(seed)
     losses, steps = [], 0
-    for _ in range(epochs):
-        rnd.shuffle(usable)
+    for batches in pair_epochs(usable, epochs, batch, seed):
         epoch_loss = []
-        for start in range(0, len(usable), batch):
-            rows = usable[start : start + batch]
-            if len(rows) < 2:
-                continue  # one pair has no negative to learn from
+        for rows in batches:
             loss, grad = loss_and_gradient(static_q[rows], teacher_q[rows], answers[rows], query_map, temperature)
             grad += WEIGHT_DECAY * query_map
             steps += 1
