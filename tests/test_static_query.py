@@ -67,3 +67,15 @@ def test_the_engine_shares_its_default_model_with_the_fast_models_queries(tmp_pa
         assert fast_only.fast.query_model is None  # one of its own, loaded at the first query
     finally:
         fast_only.close()
+
+
+def test_a_search_filling_in_embeds_its_query_once_for_both_layers():
+    """While stage 3 fills in, the default model's embedding of a query serves both its own layer and the fast
+    model's query map: the second asks for the same text and gets the same vector back."""
+    shared = Embedder()
+    fast = StaticEmbedder(query_model=shared)
+    first = shared.embed_query(QUESTION)
+    fast.embed_query(QUESTION)
+    assert shared.embed_query(QUESTION) is first
+    other = shared.embed_query("another question")
+    assert other is not first and not np.allclose(other, first)

@@ -51,6 +51,7 @@ class Embedder:
         # Separate locks so counting tokens never waits for the (slow) model session to be created.
         self._session_lock = threading.Lock()
         self._tokenizer_lock = threading.Lock()
+        self._last_query: tuple[str, np.ndarray] | None = None  # replaced whole, so a reader sees one pair
 
     @property
     def model_id(self) -> str:
@@ -128,8 +129,16 @@ class Embedder:
         return self._embed([self.spec.document_prefix + text for text in texts])
 
     def embed_query(self, text: str) -> np.ndarray:
-        """float32 array (dims,), L2-normalised."""
-        return self._embed([self.spec.query_prefix + text])[0]
+        """float32 array (dims,), L2-normalised (not to be modified: the last query's is handed out again).
+
+        While stage 3 fills in, a search embeds its query twice with this model: for the chunks that have its
+        vectors and, through the fast model's query map, for those that do not; the second is the last query's."""
+        last = self._last_query
+        if last is not None and last[0] == text:
+            return last[1]
+        vector = self._embed([self.spec.query_prefix + text])[0]
+        self._last_query = (text, vector)
+        return vector
 
     def _get_tokenizers(self) -> _Tokenizers:
         if self._tokenizers is not None:
