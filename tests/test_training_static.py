@@ -18,7 +18,7 @@ from desktop_app.embedding.static_model import CODES_FILE, SCALES_FILE, STATIC_M
 from desktop_app.training import query_map
 from desktop_app.training.contrastive import _embed, _through_norm, batch_loss
 from desktop_app.training.pairs import mine_pairs, question
-from desktop_app.training.static_train import STATIC_DIMS, mean_cosine, student_ids, train_table
+from desktop_app.training.static_train import STATIC_DIMS, load_table, mean_cosine, student_ids, train_table
 from desktop_app.training.text_file import read_texts, write_texts
 from desktop_app.training.texts import SourceFile, training_texts
 
@@ -186,8 +186,7 @@ def test_the_contrastive_gradient_is_the_losss_and_training_ranks_answers_higher
 
     def margin(npz: Path) -> float:
         """How far each question's answer is ahead of its closest other answer, on average."""
-        stored = np.load(npz)
-        t = stored["codes"].astype(np.float32) * stored["scales"][:, None]
+        t = load_table(npz)
         (q, *_), (a, *_) = (_embed(t, student_ids([p[k] for p in pairs], TOKENIZER)) for k in ("question", "answer"))
         sims = q @ a.T
         others = np.where(np.eye(len(pairs), dtype=bool), -np.inf, sims).max(axis=1)

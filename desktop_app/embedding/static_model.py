@@ -26,6 +26,7 @@ static vector, hybrid Go doc comments 0.411 -> 0.396).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -41,6 +42,8 @@ from .token_counting import TokenCounter, remember
 
 if TYPE_CHECKING:
     from .embedder import Embedder
+
+_log = logging.getLogger(__name__)
 
 STATIC_MODEL_ID = "quarry-static-code-256-v2"
 # Earlier fast models: an index that holds their vectors drops them on its next run (worker.Engine.index).
@@ -183,4 +186,5 @@ class StaticEmbedder:
             return self.query_model.embed_query(text) @ self._query_map
         except ModelError as exc:
             self.query_model_error = str(exc)
+            _log.warning("queries by meaning are read by the fast model's table alone: %s", exc)
             return None

@@ -189,12 +189,8 @@ class Searcher:
                 # its first search (~0.3 s): on a scan thread, while this one reads the coverage and loads vectors.
                 early = _scan_pool().submit(self._embed, req.query, self.fast)
         response.coverage, uncovered = self._coverage_of([s.id for s in scopes], refresh_fast=semantic)
-        if early is not None:
-            fast_vec, problem = early.result()
-            if fast_vec is None:
-                semantic = _exact_only(response, _unavailable(problem))
-        elif semantic and self.fast is not None and (query_vec is None or uncovered is None or len(uncovered)):
-            fast_vec, problem = self._embed(req.query, self.fast)
+        if semantic and self.fast is not None and (query_vec is None or uncovered is None or len(uncovered)):
+            fast_vec, problem = early.result() if early is not None else self._embed(req.query, self.fast)
             if query_vec is None and fast_vec is None:
                 semantic = _exact_only(response, _unavailable(problem))
         query = _Query(parse(req.query), semantic, query_vec, fast_vec, uncovered)

@@ -37,7 +37,7 @@ from .contrastive import train_contrastive
 from .gpu_teacher import GpuTeacher
 from .pairs import mine_pairs
 from .query_map import fit as fit_query_map
-from .static_train import TEACHER_MAX_TOKENS, Teacher, quantize, student_ids, train
+from .static_train import TEACHER_MAX_TOKENS, Teacher, dequantize, load_table, quantize, student_ids, train
 from .text_file import write_texts
 from .texts import source_files, training_texts
 
@@ -68,16 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         report = train([t["text"] for t in texts], runner, tokenizer, Path(scratch), [SCHEDULE])
         print(report, file=sys.stderr)
-        distilled = np.load(Path(scratch) / f"{SCHEDULE[0]}-{SCHEDULE[1]:g}-plain.npz")
         pairs = mine_pairs(source_files(cache / "index.jsonl"), PAIRS_PER_LANGUAGE, SEED)
         questions = student_ids([p["question"] for p in pairs], tokenizer)
         answers = student_ids([p["answer"] for p in pairs], tokenizer)
-        start = distilled["codes"].astype(np.float32) * distilled["scales"][:, None]
+        start = load_table(Path(scratch) / f"{SCHEDULE[0]}-{SCHEDULE[1]:g}-plain.npz")
         tuned, losses = train_contrastive(start, questions, answers, *CONTRASTIVE)
         print(f"{len(pairs)} pairs, loss by epoch {losses}", file=sys.stderr)
         codes, scales = quantize(tuned)
         # The map is fitted to the table as the app reads it: after quantizing.
-        query_map, losses = fit_query_map(codes * scales[:, None], pairs, tokenizer, runner, *QUERY_MAP)
+        query_map, losses = fit_query_map(dequantize(codes, scales), pairs, tokenizer, runner, *QUERY_MAP)
         print(f"query map, loss by epoch {losses}", file=sys.stderr)
         target = resource_path("models", STATIC_MODEL_ID)
         for name, array in ((CODES_FILE, codes), (SCALES_FILE, scales), (QUERY_MAP_FILE, query_map)):

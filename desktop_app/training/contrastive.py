@@ -22,7 +22,7 @@ import numpy as np
 
 from .adam import RowAdam
 from .batches import pair_epochs
-from .static_train import quantize, student_ids
+from .static_train import load_table, quantize, student_ids
 
 TEMPERATURE = 0.05
 ANCHOR = 1e-3
@@ -101,8 +101,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--temperature", type=float, default=TEMPERATURE)
     args = parser.parse_args(argv)
-    stored = np.load(args.table)
-    table = stored["codes"].astype(np.float32) * stored["scales"][:, None]
+    table = load_table(args.table)
     pairs = json.loads(args.pairs.read_text())
     questions = student_ids([p["question"] for p in pairs], args.tokenizer)
     answers = student_ids([p["answer"] for p in pairs], args.tokenizer)

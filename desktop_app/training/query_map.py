@@ -26,7 +26,7 @@ from .adam import BETA1, BETA2, EPS
 from .batches import pair_epochs
 from .contrastive import TEMPERATURE, _embed, _through_norm, batch_loss
 from .gpu_teacher import GpuTeacher
-from .static_train import Teacher, student_ids
+from .static_train import Teacher, load_table, student_ids
 
 WEIGHT_DECAY = 1e-4
 # The map is shipped at half the scale it was trained at: the contextual part then moves a query half as far.
@@ -120,8 +120,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--rate", type=float, default=1e-3)
     args = parser.parse_args(argv)
-    stored = np.load(args.table)
-    table = stored["codes"].astype(np.float32) * stored["scales"][:, None]
+    table = load_table(args.table)
     pairs = json.loads(args.pairs.read_text())
     teacher = Teacher(args.model, args.tokenizer)
     query_map, losses = fit(table, pairs, args.tokenizer, teacher, args.epochs, args.rate)

@@ -151,6 +151,17 @@ def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes, scales.astype(np.float32)
 
 
+def dequantize(codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """The float32 table that int8 `codes` and their `scales` stand for, as the app reads it."""
+    return codes.astype(np.float32) * scales[:, None]
+
+
+def load_table(path: Path) -> np.ndarray:
+    """A table saved as .npz with codes and scales (train() and the training commands write them so)."""
+    stored = np.load(path)
+    return dequantize(stored["codes"], stored["scales"])
+
+
 def train(
     texts: list[str],
     runner: Teacher | GpuTeacher,
