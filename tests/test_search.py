@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 
 import pathspec
 import pytest
@@ -320,3 +322,13 @@ def test_model_failure_falls_back_to_exact_with_a_notice(tmp_path, mixed_root, w
     ).result()
     assert response.effective_mode == "exact" and "unavailable" in response.notice
     assert response.results and response.results[0].relevance == "exact"
+
+
+def test_numpys_masked_arrays_are_loaded_before_any_scan_thread_runs():
+    """numpy loads numpy.ma lazily at the first np.unique; two scan threads doing that at once in a fresh process
+    can recurse without end inside numpy (a RecursionError seen in a loaded CI run). The search pipeline loads it
+    when it is imported, so a fresh `quarry search` starts its scans with it in place."""
+    probe = "import sys, desktop_app.search.pipeline; print('numpy.ma' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"

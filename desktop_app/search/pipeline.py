@@ -12,6 +12,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+# numpy imports numpy.ma at its first use (np.unique asks np.ma.is_masked). Two threads doing that at once in a
+# fresh process can find numpy.ma imported but not yet set on numpy, whose lazy __getattr__ then imports it again
+# without end: a RecursionError, seen once in a loaded `.ci/run` (a `quarry search` whose two vector scans reached
+# their first np.unique together). Imported here, before any scan thread starts.
+import numpy.ma  # noqa: F401
+
 from ..embedding.static_model import STATIC_MODEL_ID
 from ..embedding.text_embedder import TextEmbedder
 from ..store.identity import repository_key
