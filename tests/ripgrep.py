@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
+
+import pytest
+
+needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="needs ripgrep (Debian package ripgrep)")
 
 
 def rg_matches(

@@ -13,6 +13,7 @@ from desktop_app.indexing.file_prep import chunk_ref
 from desktop_app.store.rows import FileWrite
 from desktop_app.store.sqlite.store import SqliteStore
 
+from .old_schemas import BEFORE_COMPRESSED_TEXT
 from .test_vector_index import Corpus
 
 
@@ -65,6 +66,7 @@ def test_a_store_made_before_keeps_its_chunks_and_vectors_under_the_shorter_hash
     with conn:
         for h in full:
             conn.execute("UPDATE chunk SET hash = ? WHERE hash = ?", (h, h[:32]))
+        conn.execute(BEFORE_COMPRESSED_TEXT)
         conn.execute("PRAGMA user_version = 7")
     conn.close()
     store = corpus.store = SqliteStore(path)
@@ -94,6 +96,7 @@ def test_the_symbol_index_holds_only_named_places_and_names_are_found_through_it
     with conn:
         conn.execute("DROP INDEX file_chunk_symbol")
         conn.execute("CREATE INDEX file_chunk_symbol ON file_chunk(scope_id, symbol_name COLLATE NOCASE)")
+        conn.execute(BEFORE_COMPRESSED_TEXT)
         conn.execute("PRAGMA user_version = 8")
     conn.close()
     store = corpus.store = SqliteStore(path)

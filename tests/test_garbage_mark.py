@@ -11,6 +11,7 @@ import pytest
 from desktop_app.store.rows import ChunkRef, FileWrite
 from desktop_app.store.sqlite.store import SqliteStore
 
+from .old_schemas import BEFORE_COMPRESSED_TEXT
 from .test_vector_index import Corpus
 
 
@@ -78,6 +79,7 @@ def test_a_store_made_before_the_chunk_count_counts_its_chunks_at_its_next_colle
     store.collect_garbage()
     store.close()
     conn = apsw.Connection(str(path))  # as schema 5 left it
+    conn.execute(BEFORE_COMPRESSED_TEXT)
     conn.execute(
         "DROP TRIGGER chunk_count_insert; DROP TRIGGER chunk_count_delete; DELETE FROM meta WHERE key = 'chunk_count'; "
         "PRAGMA user_version = 5"
@@ -112,6 +114,7 @@ def test_the_keyword_index_merges_sixteen_segments_at_a_time_in_a_new_and_a_migr
 
     assert automerge() == 16
     conn = apsw.Connection(str(path))  # as schema 6 left it: FTS5's default
+    conn.execute(BEFORE_COMPRESSED_TEXT)
     conn.execute("DELETE FROM fts_config WHERE k = 'automerge'; PRAGMA user_version = 6")
     conn.close()
     SqliteStore(path).close()

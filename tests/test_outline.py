@@ -25,6 +25,8 @@ from desktop_app.store.sqlite.store import SqliteStore
 from desktop_app.worker import ops
 from desktop_app.worker.worker import EngineConfig, Worker
 
+from .old_schemas import BEFORE_COMPRESSED_TEXT
+
 MODEL = "all-MiniLM-L6-v2-int8"
 
 HEADERS = '''class Address:
@@ -167,6 +169,7 @@ def test_an_index_made_before_outlines_gets_them_on_its_next_run_embedding_no_ch
     db = tmp_path / "index.db"
     shutil.copy(mixed_index[0], db)
     conn = apsw.Connection(str(db))
+    conn.execute(BEFORE_COMPRESSED_TEXT)
     conn.execute(
         "DROP TABLE file_outline; DROP TABLE chunk_text_pending; DROP TABLE vector_sign; "
         "DROP TABLE vector_sign_complete; DROP TRIGGER file_chunk_delete; "

@@ -21,6 +21,7 @@ from desktop_app.store.sqlite.store import SqliteStore
 from desktop_app.store.sqlite.vector_index import VectorIndex
 from desktop_app.store.sqlite.vector_search_choice import SizedVectorSearch
 
+from .old_schemas import BEFORE_COMPRESSED_TEXT
 from .test_vector_index import DIMS, MODEL, Corpus, exact_top, unit
 
 
@@ -174,6 +175,7 @@ def test_a_store_made_before_sign_packs_gets_them_at_its_next_garbage_collection
     corpus.write(20, 10)
     store.close()
     conn = apsw.Connection(str(path))  # as schema 4 left it: no packs, no tables for them
+    conn.execute(BEFORE_COMPRESSED_TEXT)
     conn.execute(
         "DROP TABLE vector_sign; DROP TABLE vector_sign_complete; DROP TRIGGER file_chunk_delete; "
         "DROP TRIGGER chunk_count_insert; DROP TRIGGER chunk_count_delete; "

@@ -18,10 +18,9 @@ from desktop_app.search.text_search import _Engines, _Lines, _matches
 from desktop_app.store.sqlite.store import SqliteStore
 from desktop_app.worker import ops
 
+from .old_schemas import BEFORE_COMPRESSED_TEXT
 from .reliability import one_line_error, quarry
-from .ripgrep import rg_matches
-
-needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="needs ripgrep (Debian package ripgrep)")
+from .ripgrep import needs_rg, rg_matches
 
 
 def _indexed_files(db: Path) -> list[str]:
@@ -135,6 +134,7 @@ def test_an_index_made_before_text_mode_gets_its_trigram_index_when_opened(tmp_p
     db = tmp_path / "index.db"
     shutil.copy(mixed_index[0], db)
     conn = apsw.Connection(str(db))
+    conn.execute(BEFORE_COMPRESSED_TEXT)
     conn.execute(
         "DROP TRIGGER chunk_text_insert; DROP TRIGGER chunk_text_delete; DROP TABLE chunk_text; "
         # As schema 1 left it: what came after is made again.

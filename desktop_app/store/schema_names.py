@@ -9,13 +9,23 @@ import time
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
-# -> rows.StoredChunk
-STORED_COLUMNS = """c.id, c.hash, f.path, fc.ordinal, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name,
-    fc.symbol_type, fc.parent_symbol, c.text, c.token_count"""
-# -> rows.Hit
-HIT_COLUMNS = """fc.id, fc.chunk_id, fc.scope_id, f.path, f.language, fc.start_line, fc.end_line,
-    fc.chunk_type, fc.symbol_name, fc.symbol_type, fc.parent_symbol, c.text, f.sha256, f.mtime_ns,
-    f.indexed_at"""
+
+def stored_columns(text: str = "c.text") -> str:
+    """-> rows.StoredChunk; `text` is how the store reads a chunk's text (SQLite's may be compressed)."""
+    return (
+        "c.id, c.hash, f.path, fc.ordinal, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name, "
+        f"fc.symbol_type, fc.parent_symbol, {text}, c.token_count"
+    )
+
+
+def hit_columns(text: str = "c.text") -> str:
+    """-> rows.Hit; `text` as in stored_columns."""
+    return (
+        "fc.id, fc.chunk_id, fc.scope_id, f.path, f.language, fc.start_line, fc.end_line, fc.chunk_type, "
+        f"fc.symbol_name, fc.symbol_type, fc.parent_symbol, {text}, f.sha256, f.mtime_ns, f.indexed_at"
+    )
+
+
 # The search filter changed_only over `f` (file): the file's content differs from its main scope's copy.
 CHANGED_FROM_PARENT = (
     "NOT EXISTS (SELECT 1 FROM scope s JOIN file m ON m.scope_id = s.parent_id "

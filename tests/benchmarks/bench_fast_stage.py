@@ -118,7 +118,7 @@ SENTENCES = [
 WIDE_REGEXES = [r"0x[0-9A-F]{8}", r"\b[A-Z]{3,}_[A-Z]{3,}\b", r"\d{4,}", r"_{5,}[a-z]", r"x{4}y"]
 # The parts of a store, by the tables and indexes that make them up (a name, or a prefix ending in "_").
 SPACE_PARTS = [
-    ("chunk text and hashes", ("chunk", "sqlite_autoindex_chunk_1")),
+    ("chunk text and hashes", ("chunk", "sqlite_autoindex_chunk_1", "text_dictionary")),
     ("keyword index", ("fts_",)),
     ("text index (trigrams)", ("chunk_text_",)),
     ("vectors", ("vec_",)),

@@ -33,6 +33,7 @@ import sqlite_vec
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_fast_stage import SEMBLE_REPO, kernel_tree, stdlib_copy  # noqa: E402
 
+from desktop_app.store.sqlite import text_codec  # noqa: E402
 from desktop_app.store.sqlite.vec0_storage import Vec0Table  # noqa: E402
 
 # What the CLI's progress line says in each step, and the count it reports there.
@@ -96,6 +97,7 @@ def summary(db: Path) -> dict[str, object]:
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())
+    text_codec.ChunkTextCodec(conn)
     out: dict[str, object] = {
         "files": _digest(
             conn.execute("SELECT path, size, mtime_ns, sha256, language, status, skip_reason FROM file ORDER BY path")
@@ -107,7 +109,10 @@ def summary(db: Path) -> dict[str, object]:
                 "JOIN chunk c ON c.id = fc.chunk_id ORDER BY f.path, fc.ordinal"
             )
         ),
-        "chunks": _digest(conn.execute("SELECT hash, token_count, text FROM chunk ORDER BY hash")),
+        # Their text as written, not as compressed: a resumed run trains its dictionaries on other batches.
+        "chunks": _digest(
+            conn.execute(f"SELECT hash, token_count, {text_codec.UNPACK}(text) FROM chunk ORDER BY hash")
+        ),
         "waiting for the text index": conn.execute("SELECT count(*) FROM chunk_text_pending").fetchall()[0][0],
         # A scope's id is random: the meta keys that hold one are compared without it.
         "meta": sorted((k.split(":")[0], v) for k, v in conn.execute("SELECT key, value FROM meta")),

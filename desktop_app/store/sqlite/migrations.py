@@ -196,6 +196,30 @@ MIGRATIONS: list[str] = [
     DROP INDEX file_chunk_symbol;
     CREATE INDEX file_chunk_symbol ON file_chunk(scope_id, symbol_name COLLATE NOCASE) WHERE symbol_name IS NOT NULL;
     """,
+    # 10: chunk text compressed with dictionaries trained on it (text_codec.py); `chunks` counts those each
+    # serves. The trigram index read its text from the chunk table (a 'delete' gives it the old text, and FTS5's
+    # integrity check compares the two), which now holds blobs: it becomes contentless, forgetting a chunk by its
+    # id. Its entries go and every chunk waits for it again: an index run's text step fills it back (the Linux
+    # kernel's 3M chunks: ~4 minutes), and a text search takes waiting chunks as candidates meanwhile. Text
+    # written before stays plain.
+    """
+    CREATE TABLE text_dictionary (id INTEGER PRIMARY KEY, data BLOB NOT NULL, chunks INTEGER NOT NULL);
+    DROP TRIGGER chunk_text_insert;
+    DROP TRIGGER chunk_text_delete;
+    DROP TABLE chunk_text;
+    CREATE VIRTUAL TABLE chunk_text USING fts5(
+        text, content='', contentless_delete=1, tokenize='trigram', detail='none'
+    );
+    INSERT OR IGNORE INTO chunk_text_pending (chunk_id) SELECT id FROM chunk;
+    CREATE TRIGGER chunk_text_insert AFTER INSERT ON chunk BEGIN
+        INSERT INTO chunk_text_pending(chunk_id) VALUES (new.id);
+    END;
+    CREATE TRIGGER chunk_text_delete AFTER DELETE ON chunk BEGIN
+        DELETE FROM chunk_text WHERE rowid = old.id
+            AND NOT EXISTS (SELECT 1 FROM chunk_text_pending WHERE chunk_id = old.id);
+        DELETE FROM chunk_text_pending WHERE chunk_id = old.id;
+    END;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -38,9 +38,9 @@ from ..rows import (
     outline_rows,
     outline_sources,
 )
-from ..schema_names import HIT_COLUMNS, NAME_SUFFIX, STORED_COLUMNS, chunking_meta_key, new_ulid, vector_table_name
+from ..schema_names import NAME_SUFFIX, chunking_meta_key, hit_columns, new_ulid, stored_columns, vector_table_name
 from ..shared_sql import SQLITE as SQL
-from . import fts_query, path_globs, soundness
+from . import fts_query, path_globs, soundness, text_codec
 from .connection import open_connection, query_value, store_error, translate_errors, use_wal, write_transaction
 from .filters import filter_sql
 from .json_rows import columns, json_result, json_rows
@@ -63,6 +63,10 @@ KEYWORD_OVERFETCH = 16
 IN_BATCH = 500  # values per `IN (...)` list, well under SQLite's limit on bound parameters
 
 
+# Chunk text as SQL reads it: compressed once the store has a dictionary (text_codec.py).
+TEXT = f"{text_codec.UNPACK}(c.text)"
+STORED = stored_columns(TEXT)
+HITS = hit_columns(TEXT)
 HASH_KEY_DIGITS = 32  # the hex digits of a chunk's sha256 the store keeps (128 bits: migration 8)
 
 
@@ -106,6 +110,7 @@ class SqliteStore:
             conn.close()
             raise
         path_globs.register(conn)
+        self._text = text_codec.ChunkTextCodec(conn)
         self._conn = conn
         # Rows written that change no answer, which `generation` does not count: the search history, and the text
         # index's fill (waiting chunks were candidates already).
@@ -271,7 +276,7 @@ class SqliteStore:
     def stored_chunks(self, chunk_ids: Sequence[ChunkId]) -> list[StoredChunk]:
         """The chunks with these ids, each at one place it is used (enough to rebuild its document)."""
         rows = self._json_result(
-            STORED_COLUMNS,
+            STORED,
             "FROM chunk c JOIN file_chunk fc ON fc.id = (SELECT min(id) FROM file_chunk WHERE chunk_id = c.id) "
             "JOIN file f ON f.id = fc.file_id WHERE c.id IN (SELECT value FROM json_each(?))",
             (json_rows(list(chunk_ids)),),
@@ -475,11 +480,14 @@ class SqliteStore:
         by_hash = {ch.hash: ch for ch in new_chunks}
         first = self._next_id("chunk")
         ids = {h: ChunkId(first + i) for i, h in enumerate(by_hash)}
+        self._text.prepare_to_write([ch.text for ch in by_hash.values()])
         self._conn.execute(
             "INSERT INTO chunk (id, hash, text, token_count, created_at) "
-            f"SELECT {columns(4)}, ?1 FROM json_each(?2) WHERE true ON CONFLICT (hash) DO NOTHING",
+            f"SELECT value->>0, value->>1, {text_codec.PACK}(value->>2), value->>3, ?1 FROM json_each(?2) "
+            "WHERE true ON CONFLICT (hash) DO NOTHING",
             (now, json_rows([(ids[h], hash_key(h), ch.text, ch.token_count) for h, ch in by_hash.items()])),
         )
+        self._text.finish_write()
         if self._conn.changes() != len(by_hash):
             ids = self._chunk_ids(list(by_hash))
         if not any(ch.vector is not None for ch in new_chunks):
@@ -595,6 +603,7 @@ class SqliteStore:
             )
         ]
         for part, marks in _in_batches(orphans):
+            self._text.release(marks, tuple(part))
             self._conn.execute(f"DELETE FROM chunk WHERE id IN ({marks})", part)
         # Then every vector whose chunk is gone: those of the chunks just dropped (a vec0 table has no foreign key
         # to cascade), and those earlier builds wrote for a batch whose chunks were collected while the model ran
@@ -611,7 +620,7 @@ class SqliteStore:
         out: dict[str, list[StoredChunk]] = {p: [] for p in paths}
         for part, marks in _in_batches(paths):
             for row in self._rows(
-                f"SELECT {STORED_COLUMNS} FROM file f JOIN file_chunk fc ON fc.file_id = f.id "
+                f"SELECT {STORED} FROM file f JOIN file_chunk fc ON fc.file_id = f.id "
                 f"JOIN chunk c ON c.id = fc.chunk_id WHERE f.scope_id = ? AND f.path IN ({marks}) "
                 f"ORDER BY f.path, fc.ordinal",
                 (scope_id, *part),
@@ -693,7 +702,7 @@ class SqliteStore:
             out += [
                 Hit(*r)
                 for r in self._rows(
-                    f"SELECT {HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+                    f"SELECT {HITS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
                     f"JOIN chunk c ON c.id = fc.chunk_id WHERE fc.scope_id IN ({smarks}) "
                     f"AND fc.chunk_id IN ({cmarks}) AND {cond}",
                     (*scope_ids, *part, *cargs),
@@ -707,7 +716,7 @@ class SqliteStore:
             out += [
                 Hit(*r)
                 for r in self._rows(
-                    f"SELECT {HIT_COLUMNS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+                    f"SELECT {HITS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
                     f"JOIN chunk c ON c.id = fc.chunk_id WHERE fc.id IN ({marks})",
                     part,
                 )
@@ -718,7 +727,8 @@ class SqliteStore:
         # Row by row: as one JSON array (json_result) the text is escaped and parsed again, half of a rare
         # pattern's time over the Linux kernel's 1 GB.
         rows = self._rows(
-            "SELECT id, text FROM chunk WHERE id IN (SELECT value FROM json_each(?))", (json_rows(list(chunk_ids)),)
+            f"SELECT id, {TEXT} FROM chunk c WHERE id IN (SELECT value FROM json_each(?))",
+            (json_rows(list(chunk_ids)),),
         )
         return {ChunkId(cid): text for cid, text in rows}
 
@@ -748,7 +758,7 @@ class SqliteStore:
             if last is None:
                 return 0
             self._conn.execute(
-                "INSERT INTO chunk_text(rowid, text) SELECT c.id, c.text FROM chunk_text_pending p "
+                f"INSERT INTO chunk_text(rowid, text) SELECT c.id, {TEXT} FROM chunk_text_pending p "
                 "JOIN chunk c ON c.id = p.chunk_id WHERE p.chunk_id <= ?",
                 (last,),
             )

@@ -1,0 +1,23 @@
+"""SQL that turns a store back into what an older schema left, for the tests of migrating it."""
+
+# Schema 9's text parts, as a store had them before migration 10: no text dictionary, and the trigram index
+# reading its text from the chunk table (filled with every chunk: none waiting). For a store whose text is plain.
+BEFORE_COMPRESSED_TEXT = """
+    DROP TABLE text_dictionary;
+    DROP TRIGGER chunk_text_insert;
+    DROP TRIGGER chunk_text_delete;
+    DROP TABLE chunk_text;
+    CREATE VIRTUAL TABLE chunk_text USING fts5(
+        text, content='chunk', content_rowid='id', tokenize='trigram', detail='none'
+    );
+    INSERT INTO chunk_text(chunk_text) VALUES ('rebuild');
+    DELETE FROM chunk_text_pending;
+    CREATE TRIGGER chunk_text_insert AFTER INSERT ON chunk BEGIN
+        INSERT INTO chunk_text_pending(chunk_id) VALUES (new.id);
+    END;
+    CREATE TRIGGER chunk_text_delete AFTER DELETE ON chunk BEGIN
+        INSERT INTO chunk_text(chunk_text, rowid, text) SELECT 'delete', old.id, old.text
+            WHERE NOT EXISTS (SELECT 1 FROM chunk_text_pending WHERE chunk_id = old.id);
+        DELETE FROM chunk_text_pending WHERE chunk_id = old.id;
+    END;
+"""
