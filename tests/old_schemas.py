@@ -1,5 +1,12 @@
 """SQL that turns a store back into what an older schema left, for the tests of migrating it."""
 
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import apsw
+
 # Schema 9's text parts, as a store had them before migration 10: no text dictionary, and the trigram index
 # reading its text from the chunk table (filled with every chunk: none waiting). For a store whose text is plain.
 BEFORE_COMPRESSED_TEXT = """
@@ -21,3 +28,15 @@ BEFORE_COMPRESSED_TEXT = """
         DELETE FROM chunk_text_pending WHERE chunk_id = old.id;
     END;
 """
+
+
+def old_copy(index: Path, db: Path, version: int, undo: str = "") -> None:
+    """Copy the index at `index` to `db` as schema `version` left it: schema 9's text parts, then `undo` (SQL
+    taking away what came after `version`)."""
+    shutil.copy(index, db)
+    conn = apsw.Connection(str(db))
+    try:
+        conn.execute(BEFORE_COMPRESSED_TEXT)
+        conn.execute(f"{undo}; PRAGMA user_version = {int(version)}")
+    finally:
+        conn.close()

@@ -3,11 +3,9 @@ kept only while the file has the content it was made from, and read by ranking a
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
-import apsw
 import numpy as np
 import pytest
 
@@ -25,7 +23,7 @@ from desktop_app.store.sqlite.store import SqliteStore
 from desktop_app.worker import ops
 from desktop_app.worker.worker import EngineConfig, Worker
 
-from .old_schemas import BEFORE_COMPRESSED_TEXT
+from .old_schemas import old_copy
 
 MODEL = "all-MiniLM-L6-v2-int8"
 
@@ -167,16 +165,14 @@ def test_a_search_reads_the_outlines_of_its_candidates_files(index_copy, mixed_r
 
 def test_an_index_made_before_outlines_gets_them_on_its_next_run_embedding_no_chunk(tmp_path, mixed_index, mixed_root):
     db = tmp_path / "index.db"
-    shutil.copy(mixed_index[0], db)
-    conn = apsw.Connection(str(db))
-    conn.execute(BEFORE_COMPRESSED_TEXT)
-    conn.execute(
+    old_copy(
+        mixed_index[0],
+        db,
+        2,  # as schema 2 left it
         "DROP TABLE file_outline; DROP TABLE chunk_text_pending; DROP TABLE vector_sign; "
         "DROP TABLE vector_sign_complete; DROP TRIGGER file_chunk_delete; "
-        "DROP TRIGGER chunk_count_insert; DROP TRIGGER chunk_count_delete; "
-        "PRAGMA user_version = 2"
-    )  # as schema 2 left it
-    conn.close()
+        "DROP TRIGGER chunk_count_insert; DROP TRIGGER chunk_count_delete",
+    )
     worker = Worker(EngineConfig(db)).start()
     try:
         stats = worker.run(ops.index(mixed_root)).result()

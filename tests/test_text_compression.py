@@ -20,7 +20,7 @@ from desktop_app.store.rows import ChunkId, ChunkRef, FileWrite, NewChunk
 from desktop_app.store.sqlite import text_codec
 from desktop_app.store.sqlite.store import SqliteStore
 
-from .old_schemas import BEFORE_COMPRESSED_TEXT
+from .old_schemas import old_copy
 from .reliability import quarry
 from .ripgrep import needs_rg, rg_matches
 
@@ -183,11 +183,7 @@ def test_text_too_empty_to_train_on_stays_plain(tmp_path):
 
 def test_an_index_from_before_compression_migrates_and_text_search_goes_on(tmp_path, mixed_index, mixed_root):
     db = tmp_path / "index.db"
-    shutil.copy(mixed_index[0], db)
-    conn = apsw.Connection(str(db))
-    conn.execute(BEFORE_COMPRESSED_TEXT)
-    conn.execute("PRAGMA user_version = 9")
-    conn.close()
+    old_copy(mixed_index[0], db, 9)
     store = SqliteStore(db)
     try:
         count = store.count_chunks()

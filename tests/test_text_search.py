@@ -18,7 +18,7 @@ from desktop_app.search.text_search import _Engines, _Lines, _matches
 from desktop_app.store.sqlite.store import SqliteStore
 from desktop_app.worker import ops
 
-from .old_schemas import BEFORE_COMPRESSED_TEXT
+from .old_schemas import old_copy
 from .reliability import one_line_error, quarry
 from .ripgrep import needs_rg, rg_matches
 
@@ -132,18 +132,15 @@ def test_text_mode_follows_changes_to_the_index_and_lists_files_in_path_order(mi
 
 def test_an_index_made_before_text_mode_gets_its_trigram_index_when_opened(tmp_path, mixed_index, mixed_root):
     db = tmp_path / "index.db"
-    shutil.copy(mixed_index[0], db)
-    conn = apsw.Connection(str(db))
-    conn.execute(BEFORE_COMPRESSED_TEXT)
-    conn.execute(
+    old_copy(
+        mixed_index[0],
+        db,
+        1,  # as schema 1 left it: what came after is made again
         "DROP TRIGGER chunk_text_insert; DROP TRIGGER chunk_text_delete; DROP TABLE chunk_text; "
-        # As schema 1 left it: what came after is made again.
         "DROP TABLE file_outline; DROP TABLE chunk_text_pending; DROP TABLE vector_sign; "
         "DROP TABLE vector_sign_complete; DROP TRIGGER file_chunk_delete; "
-        "DROP TRIGGER chunk_count_insert; DROP TRIGGER chunk_count_delete; "
-        "PRAGMA user_version = 1"
+        "DROP TRIGGER chunk_count_insert; DROP TRIGGER chunk_count_delete",
     )
-    conn.close()
     store = SqliteStore(db)
     try:
         assert len(store.chunks_containing(["fetch_with_retry"])) >= 1
