@@ -18,6 +18,7 @@ from desktop_app.embedding.static_model import StaticEmbedder
 from desktop_app.indexing.indexer import Indexer, IndexOptions
 from desktop_app.indexing.parse_pool import PROCESSES_ENV
 from desktop_app.store.sqlite.store import SqliteStore
+from desktop_app.store.sqlite.text_codec import ChunkTextCodec
 
 from .reliability import one_line_error, quarry
 
@@ -25,11 +26,12 @@ from .reliability import one_line_error, quarry
 def _content(db: Path) -> list[tuple]:
     """Every file's chunks, in order, with their places and text: what an index of the tree holds."""
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    ChunkTextCodec(conn)  # the text as written: its compressed form depends on how the writes were batched
     try:
         return list(
             conn.execute(
                 "SELECT f.path, f.sha256, fc.ordinal, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name, "
-                "c.hash, c.token_count, c.text FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+                "c.hash, c.token_count, chunk_text_of(c.text) FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
                 "JOIN chunk c ON c.id = fc.chunk_id ORDER BY f.path, fc.ordinal"
             )
         )

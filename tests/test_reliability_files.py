@@ -153,7 +153,7 @@ def _assert_stored_text(store: SqliteStore, root: Path) -> None:
     rows = {
         path: row
         for path, *row in store._rows(
-            "SELECT f.path, f.size, f.sha256, group_concat(c.text, char(10)) FROM file f "
+            "SELECT f.path, f.size, f.sha256, group_concat(chunk_text_of(c.text), char(10)) FROM file f "
             "LEFT JOIN file_chunk fc ON fc.file_id = f.id LEFT JOIN chunk c ON c.id = fc.chunk_id "
             "WHERE f.status = 'indexed' GROUP BY f.id"
         )

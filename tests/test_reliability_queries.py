@@ -337,7 +337,7 @@ def test_a_tree_of_random_files_indexes_completely(tmp_path, embedder, seed):
         assert not stats.cancelled and stats.files_indexed + stats.files_skipped == 40, f"seed {seed}"
         assert set(stats.skipped) <= SKIP_REASONS, f"seed {seed}: {stats.skipped}"
         stored = store._rows(
-            "SELECT f.path, fc.start_line, fc.end_line, c.text FROM file f JOIN file_chunk fc "
+            "SELECT f.path, fc.start_line, fc.end_line, chunk_text_of(c.text) FROM file f JOIN file_chunk fc "
             "ON fc.file_id = f.id JOIN chunk c ON c.id = fc.chunk_id"
         )
         for path, start, end, text in stored:

@@ -11,6 +11,7 @@ import apsw
 import pytest
 
 from desktop_app.search.request import SearchError, SearchFilters, SearchRequest
+from desktop_app.store.sqlite.text_codec import ChunkTextCodec
 from desktop_app.worker import ops
 
 from .gitrepo import commit_all, git, init_repo
@@ -98,8 +99,9 @@ def test_removing_a_worktree_scope_collects_its_chunks(repo):
 
     def chunk_hashes():
         conn = apsw.Connection(str(db))
+        ChunkTextCodec(conn)
         try:
-            return {r[0] for r in conn.execute("SELECT text FROM chunk")}
+            return {r[0] for r in conn.execute("SELECT chunk_text_of(text) FROM chunk")}
         finally:
             conn.close()
 

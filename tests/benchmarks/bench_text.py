@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from desktop_app.search.request import SearchRequest, TextOptions  # noqa: E402
+from desktop_app.store.sqlite import text_codec  # noqa: E402
 from desktop_app.worker import ops  # noqa: E402
 from desktop_app.worker.worker import EngineConfig, Worker  # noqa: E402
 from tests.ripgrep import rg_matches  # noqa: E402
@@ -87,8 +88,10 @@ def build(work: Path, size: int) -> tuple[Path, Path, int]:
 
 @contextlib.contextmanager
 def _reading(db: Path) -> Iterator[apsw.Connection]:
-    """The index file, read only, for what the benchmark reads around the engine."""
+    """The index file, read only, for what the benchmark reads around the engine (with the store's function
+    that reads a chunk's text, which may be compressed)."""
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    text_codec.ChunkTextCodec(conn)
     try:
         yield conn
     finally:
@@ -107,7 +110,12 @@ def rare_literals(db: Path, count: int = 10) -> list[str]:
         rng = random.Random(7)
         out: list[str] = []
         while len(out) < count:
-            row = next(conn.execute("SELECT text FROM chunk WHERE id >= ? LIMIT 1", (rng.randint(1, high),)), None)
+            row = next(
+                conn.execute(
+                    f"SELECT {text_codec.UNPACK}(text) FROM chunk WHERE id >= ? LIMIT 1", (rng.randint(1, high),)
+                ),
+                None,
+            )
             words = re.findall(r"[A-Za-z_][A-Za-z0-9_]{7,}", row[0] if row else "")
             if words:
                 word = rng.choice(words)

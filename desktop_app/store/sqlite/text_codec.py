@@ -55,8 +55,8 @@ class ChunkTextCodec:
         conn.create_scalar_function(PACK, self.pack, 1)  # type: ignore[arg-type]
         conn.create_scalar_function(DICTIONARY_OF, dictionary_of, 1, deterministic=True)  # type: ignore[arg-type]
 
-    def unpack(self, value: str | bytes) -> str:
-        if isinstance(value, str):
+    def unpack(self, value: str | bytes | None) -> str | None:
+        if not isinstance(value, bytes):  # plain text, or NULL (an outer join's missing chunk)
             return value
         return self._decompressor(_frame_dictionary(value)).decompress(value).decode()
 
@@ -135,9 +135,9 @@ class ChunkTextCodec:
         return made
 
 
-def dictionary_of(value: str | bytes) -> int | None:
-    """The id of the dictionary a compressed chunk text was made with; None for plain text."""
-    return None if isinstance(value, str) else _frame_dictionary(value)
+def dictionary_of(value: str | bytes | None) -> int | None:
+    """The id of the dictionary a compressed chunk text was made with; None for plain text (and NULL)."""
+    return _frame_dictionary(value) if isinstance(value, bytes) else None
 
 
 def _frame_dictionary(packed: bytes) -> int:
