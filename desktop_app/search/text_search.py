@@ -28,6 +28,7 @@ from ..store.protocols import Store
 from ..store.rows import ChunkId, Hit, HitFilter, PlaceId, Scope
 from ..store.until_next_write import UntilNextWrite
 from .bounded_re import BoundedRe, Piece
+from .chunk_text_cache import ChunkTextCache
 from .request import SearchError
 from .results import SearchResult
 from .text_pattern import WORD_BYTES, Re2Pattern, TextPattern
@@ -79,6 +80,7 @@ class TextSearch:
             lambda: store.generation
         )
         self._bounded = BoundedRe()
+        self._texts = ChunkTextCache(store)
 
     def _slices(
         self, roots: dict[str, str], where: HitFilter, candidates: np.ndarray | None, order: _FileOrder
@@ -124,7 +126,7 @@ class TextSearch:
         # Joined in place order, as the places' rows came before: a look-behind at a chunk's start sees the chunk
         # before it in the joined text (_matches).
         batch = batch[np.argsort(batch[:, 0], kind="stable")]
-        texts = self.store.chunk_texts(distinct_sorted(batch[:, 2]).tolist())
+        texts = self._texts.texts(distinct_sorted(batch[:, 2]).tolist())
         found = _matches(engines, lines, [texts.get(ChunkId(int(c)), "") for c in batch[:, 2]])
         hits = {h.place_id: h for h in self.store.hits_for_places([PlaceId(int(batch[i, 0])) for i, _ in found])}
         out = []
