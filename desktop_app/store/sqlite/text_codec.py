@@ -3,15 +3,16 @@
 The chunk table's text was the largest part of a big index: 1,087 MB of the Linux kernel's 5.19 GB fast-stage
 index, more than the 1,005 MB of source it came from. A chunk averages 355 bytes, too little for a compressor to
 find repeats in alone, so a dictionary does the work, and it works best on code like the code it was trained on.
-Chunks of the kernel, each compressed alone (the trials are in tests/benchmarks/README.md, stop 49): zstd without
-a dictionary 58 % of their size (zlib 55 %); with one 32 KB dictionary trained on the first 40,000 chunks of the
-tree, 56 % of chunks far from them; with a dictionary trained on 1,024 chunks of a batch of 8,192 and used for
-that batch, 26-40 % of it, the dictionary counted. So a write of at least TRAIN_FROM new chunks trains its own
-dictionary (25 ms, and 16 ms to compress the 8,192) and keeps it in `text_dictionary`; a smaller write (the
-first batches of an index, a watched file's change) uses the latest one, or none. Each compressed chunk names
-its dictionary in its zstd frame. Rejected: one dictionary shipped with Quarry (51 % on the kernel, and it would
-carry verbatim fragments of other projects' code); compressing many chunks together (a chunk is read alone, and
-freeing one would mean rewriting the rest).
+Chunks each compressed alone (`tests/benchmarks/bench_text_codec.py` on the kernel's index; in brackets on 90,673
+chunks of semble-dev's repositories): zlib 53 % of their size (50 %); zstd without a dictionary 56 % (53 %); with
+one dictionary trained on the first 40,000 chunks, what a store could train once and early, 50 % of the rest
+(44 %); with a dictionary for each batch of 8,192, trained on 1,024 of its chunks and counted in, 38-43 %
+(32-36 %). So a write of at least TRAIN_FROM new chunks trains its own dictionary (25 ms, and 16 ms to compress
+8,192 chunks) and keeps it in `text_dictionary`; a smaller write (the first batches of an index, a watched file's
+change) uses the latest one, or none. Each compressed chunk names its dictionary in its zstd frame. The kernel's
+whole text came to 37 % of its size. Rejected: one dictionary shipped with Quarry (51 % in a trial with one
+trained on other packages' code, and it would carry verbatim fragments of their code); compressing many chunks
+together (a chunk is read alone, and freeing one would mean rewriting the rest).
 
 SQL sees three functions on the store's connection: `chunk_text_of(text)` (plain text as it is, a compressed
 blob decompressed) for every statement that reads chunk text, `packed_text(text)` for the one that writes it,
@@ -82,9 +83,7 @@ class ChunkTextCodec:
             self._compressor_source = source
             self._compressor = None
             if source is not None:
-                # No checksum: SQLite checks its pages.
-                data = zstandard.ZstdCompressionDict(source[1])
-                self._compressor = zstandard.ZstdCompressor(level=LEVEL, dict_data=data, write_checksum=False)
+                self._compressor = compressor(source[1])
 
     def finish_write(self) -> None:
         """Inside the same transaction, after the insert: count the chunks the dictionary now serves (a chunk
@@ -109,13 +108,9 @@ class ChunkTextCodec:
         )
 
     def _train(self, texts: list[str]) -> tuple[int, bytes] | None:
-        step = len(texts) // TRAIN_FROM
-        samples: list[bytes | bytearray | memoryview] = [t.encode() for t in texts[::step][:TRAIN_FROM] if t]
         number = query_value(self._conn, int, "SELECT coalesce(max(id), 0) + 1 FROM text_dictionary")
-        try:
-            size = min(max(sum(map(len, texts)) // DICTIONARY_SHARE, DICTIONARY_BYTES[0]), DICTIONARY_BYTES[1])
-            data = zstandard.train_dictionary(size, samples, dict_id=number, level=LEVEL).as_bytes()
-        except zstandard.ZstdError:  # too little text to learn from (empty chunks): the latest, or plain text
+        data = train(texts, number)
+        if data is None:
             return None
         self._conn.execute("INSERT INTO text_dictionary (id, data, chunks) VALUES (?, ?, 0)", (number, data))
         return number, data
@@ -133,6 +128,25 @@ class ChunkTextCodec:
         if len(self._decompressors) > KEPT_DICTIONARIES:
             self._decompressors.popitem(last=False)
         return made
+
+
+def train(texts: list[str], number: int) -> bytes | None:
+    """Dictionary `number` for a write of `texts` (at least TRAIN_FROM), from TRAIN_FROM of them evenly spaced;
+    None when zstd finds too little text to learn from (empty chunks)."""
+    step = max(1, len(texts) // TRAIN_FROM)
+    samples: list[bytes | bytearray | memoryview] = [t.encode() for t in texts[::step][:TRAIN_FROM] if t]
+    size = min(max(sum(map(len, texts)) // DICTIONARY_SHARE, DICTIONARY_BYTES[0]), DICTIONARY_BYTES[1])
+    try:
+        return zstandard.train_dictionary(size, samples, dict_id=number, level=LEVEL).as_bytes()
+    except zstandard.ZstdError:
+        return None
+
+
+def compressor(dictionary: bytes) -> zstandard.ZstdCompressor:
+    """What compresses chunk text with `dictionary`: no checksum (SQLite checks its pages)."""
+    return zstandard.ZstdCompressor(
+        level=LEVEL, dict_data=zstandard.ZstdCompressionDict(dictionary), write_checksum=False
+    )
 
 
 def dictionary_of(value: str | bytes | None) -> int | None:
