@@ -23,6 +23,7 @@ from desktop_app.store.sqlite.store import SqliteStore
 from .old_schemas import old_copy
 from .reliability import quarry
 from .ripgrep import needs_rg, rg_matches
+from .test_text_index_fill import text_index_sound
 
 LIBRARY = Path(os.__file__).parent  # real code of every shape: this interpreter's standard library
 MODEL = "m"
@@ -78,7 +79,7 @@ def _dictionaries(store: SqliteStore) -> list[tuple[int, int]]:
 
 
 def _fts_sound(store: SqliteStore) -> None:
-    store._conn.execute("INSERT INTO chunk_text(chunk_text, rank) VALUES ('integrity-check', 1)")
+    text_index_sound(store.path)
     assert store._rows("PRAGMA quick_check") == [("ok",)]
 
 

@@ -31,8 +31,8 @@ def _found(store: SqliteStore, root: Path, pattern: str, regex: bool = False) ->
     return sorted((r.path, m["line"]) for r in response.results for m in r.matches or [])
 
 
-def _sound(db: Path) -> None:
-    """FTS5's own check of the trigram index against the chunks it indexes (rank 1: the content too)."""
+def text_index_sound(db: Path) -> None:
+    """FTS5's own check of the trigram index (contentless since migration 10: its structure and entries)."""
     conn = apsw.Connection(str(db))
     try:
         conn.execute("INSERT INTO chunk_text(chunk_text, rank) VALUES ('integrity-check', 1)")
@@ -61,7 +61,7 @@ def test_text_search_finds_waiting_chunks_and_a_run_ends_with_none_waiting(tmp_p
         assert _found(store, root, r"handler_2\d", regex=True) == [(f"m{i}.py", 1) for i in range(20, 30)]
     finally:
         store.close()
-    _sound(db)
+    text_index_sound(db)
 
 
 def test_a_keyword_only_run_fills_the_text_index_too(tmp_path):
@@ -72,4 +72,4 @@ def test_a_keyword_only_run_fills_the_text_index_too(tmp_path):
         assert "text_index" in stats.step_seconds and store.text_pending() == 0
     finally:
         store.close()
-    _sound(tmp_path / "index.db")
+    text_index_sound(tmp_path / "index.db")

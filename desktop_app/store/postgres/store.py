@@ -70,6 +70,8 @@ from ..until_next_write import UntilNextWrite
 from .connection import ReadOnlyStore, connect, display_url, store_error
 from .vector_search import PgVectorSearch
 
+_STORED = stored_columns()  # the chunk text as stored: PostgreSQL compresses a value over 2 KB itself
+_HITS = hit_columns()
 # The team store writes files and chunks a row a statement; the SQLite store writes a batch's rows in one statement
 # (sqlite/json_rows.py says why).
 _DELETE_FILE = "DELETE FROM file WHERE scope_id = %s AND path = %s"
@@ -791,7 +793,7 @@ class PostgresStore:
 
     def stored_chunks(self, chunk_ids: Sequence[ChunkId]) -> list[StoredChunk]:
         rows = self._rows(
-            f"SELECT DISTINCT ON (c.id) {stored_columns()} FROM chunk c JOIN file_chunk fc ON fc.chunk_id = c.id "
+            f"SELECT DISTINCT ON (c.id) {_STORED} FROM chunk c JOIN file_chunk fc ON fc.chunk_id = c.id "
             "JOIN file f ON f.id = fc.file_id WHERE c.id = ANY(%s) ORDER BY c.id, fc.id",
             ([int(c) for c in chunk_ids],),
         )
@@ -800,7 +802,7 @@ class PostgresStore:
     def file_chunk_rows(self, scope_id: str, paths: Sequence[str]) -> dict[str, list[StoredChunk]]:
         out: dict[str, list[StoredChunk]] = {p: [] for p in paths}
         for row in self._rows(
-            f"SELECT {stored_columns()} FROM file f JOIN file_chunk fc ON fc.file_id = f.id "
+            f"SELECT {_STORED} FROM file f JOIN file_chunk fc ON fc.file_id = f.id "
             "JOIN chunk c ON c.id = fc.chunk_id WHERE f.scope_id = %s AND f.path = ANY(%s) ORDER BY f.path, fc.ordinal",
             (scope_id, list(paths)),
         ):
@@ -886,7 +888,7 @@ class PostgresStore:
             return []
         cond, args = self.filter_sql(scope_ids, where)
         rows = self._rows(
-            f"SELECT {hit_columns()} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+            f"SELECT {_HITS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
             f"JOIN chunk c ON c.id = fc.chunk_id WHERE fc.chunk_id = ANY(%s) AND {cond}",
             [[int(c) for c in chunk_ids], *args],
         )
@@ -898,7 +900,7 @@ class PostgresStore:
 
     def hits_for_places(self, place_ids: Sequence[PlaceId]) -> list[Hit]:
         rows = self._rows(
-            f"SELECT {hit_columns()} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+            f"SELECT {_HITS} FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
             "JOIN chunk c ON c.id = fc.chunk_id WHERE fc.id = ANY(%s)",
             ([int(p) for p in place_ids],),
         )

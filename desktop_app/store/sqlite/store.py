@@ -605,6 +605,7 @@ class SqliteStore:
         for part, marks in _in_batches(orphans):
             self._text.release(marks, tuple(part))
             self._conn.execute(f"DELETE FROM chunk WHERE id IN ({marks})", part)
+        self._text.drop_unused()
         # Then every vector whose chunk is gone: those of the chunks just dropped (a vec0 table has no foreign key
         # to cascade), and those earlier builds wrote for a batch whose chunks were collected while the model ran
         # (a folder removed during its model stage), which nothing read or dropped since (chunk ids are never

@@ -23,7 +23,7 @@ reader keeps the ones it has loaded.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import functools
 
 import apsw
 import zstandard
@@ -47,7 +47,8 @@ class ChunkTextCodec:
 
     def __init__(self, conn: apsw.Connection):
         self._conn = conn
-        self._decompressors: OrderedDict[int, zstandard.ZstdDecompressor] = OrderedDict()
+        # The dictionaries' decompressors, loaded when a chunk first needs one (a committed dictionary never changes).
+        self._decompressor = functools.lru_cache(maxsize=KEPT_DICTIONARIES)(self._load_decompressor)
         self._compressor: zstandard.ZstdCompressor | None = None
         self._compressor_source: tuple[int, bytes] | None = None  # the dictionary (id, data) it was made from
         self._packed = 0  # chunks compressed in this write
@@ -95,14 +96,16 @@ class ChunkTextCodec:
             )
 
     def release(self, chunk_ids_sql: str, args: tuple) -> None:
-        """Before the chunks `chunk_ids_sql` selects are deleted: their dictionaries serve that many fewer, and
-        one serving none goes, but for the latest (small writes use it)."""
+        """Before the chunks `chunk_ids_sql` selects are deleted: their dictionaries serve that many fewer."""
         self._conn.execute(
             f"WITH gone (id, n) AS (SELECT {DICTIONARY_OF}(text), count(*) FROM chunk "
             f"WHERE id IN ({chunk_ids_sql}) GROUP BY 1) "
             "UPDATE text_dictionary SET chunks = chunks - gone.n FROM gone WHERE text_dictionary.id = gone.id",
             args,
         )
+
+    def drop_unused(self) -> None:
+        """After releases: the dictionaries serving no chunk go, but for the latest (small writes use it)."""
         self._conn.execute(
             "DELETE FROM text_dictionary WHERE chunks <= 0 AND id < (SELECT max(id) FROM text_dictionary)"
         )
@@ -115,19 +118,11 @@ class ChunkTextCodec:
         self._conn.execute("INSERT INTO text_dictionary (id, data, chunks) VALUES (?, ?, 0)", (number, data))
         return number, data
 
-    def _decompressor(self, number: int) -> zstandard.ZstdDecompressor:
-        found = self._decompressors.get(number)
-        if found is not None:
-            self._decompressors.move_to_end(number)
-            return found
+    def _load_decompressor(self, number: int) -> zstandard.ZstdDecompressor:
         row = self._conn.execute("SELECT data FROM text_dictionary WHERE id = ?", (number,)).fetchone()
         if row is None:
             raise apsw.CorruptError(f"a chunk's text needs text dictionary {number}, which the index does not have")
-        made = zstandard.ZstdDecompressor(dict_data=zstandard.ZstdCompressionDict(bytes(row[0])))
-        self._decompressors[number] = made
-        if len(self._decompressors) > KEPT_DICTIONARIES:
-            self._decompressors.popitem(last=False)
-        return made
+        return zstandard.ZstdDecompressor(dict_data=zstandard.ZstdCompressionDict(bytes(row[0])))
 
 
 def train(texts: list[str], number: int) -> bytes | None:
