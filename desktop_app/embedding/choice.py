@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .embedder import Embedder
-from .model_spec import default_model_spec, load_model_dir
+from .model_spec import DEFAULT_SOURCE, default_model_spec, load_model_dir
 from .static_model import STATIC_SOURCE, StaticEmbedder
 from .text_embedder import TextEmbedder
 
@@ -29,6 +29,6 @@ def embedder_for_source(source: str, provider: str = "auto") -> TextEmbedder:
     """The model a store recorded as `source` (TextEmbedder.source)."""
     if source == STATIC_SOURCE:
         return StaticEmbedder()
-    if source == "default":
+    if source == DEFAULT_SOURCE:
         return Embedder(default_model_spec(), provider_preference=provider)
     return Embedder(load_model_dir(Path(source)), provider_preference=provider)

@@ -11,6 +11,7 @@ from pathlib import Path
 from desktop_app.assets import resource_path
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-int8"
+DEFAULT_SOURCE = "default"  # a store's record of the bundled model (model_source)
 DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 DEFAULT_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 
@@ -158,10 +159,10 @@ def verify_sha256(path: Path, expected: str | None) -> None:
 
 
 def model_source(spec: ModelSpec) -> str:
-    """How to find this model again: "default" for the bundled model, else its folder."""
-    return "default" if spec == default_model_spec() else str(spec.model_path.parent)
+    """How to find this model again: DEFAULT_SOURCE for the bundled model, else its folder."""
+    return DEFAULT_SOURCE if spec == default_model_spec() else str(spec.model_path.parent)
 
 
 def spec_from_source(source: str) -> ModelSpec:
     """The model recorded in a store as `source` (see model_source)."""
-    return default_model_spec() if source == "default" else load_model_dir(Path(source))
+    return default_model_spec() if source == DEFAULT_SOURCE else load_model_dir(Path(source))
