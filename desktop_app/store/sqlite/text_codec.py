@@ -7,12 +7,12 @@ Chunks each compressed alone (`tests/benchmarks/bench_text_codec.py` on the kern
 chunks of semble-dev's repositories): zlib 53 % of their size (50 %); zstd without a dictionary 56 % (53 %); with
 one dictionary trained on the first 40,000 chunks, what a store could train once and early, 50 % of the rest
 (44 %); with a dictionary for each batch of 8,192, trained on 1,024 of its chunks and counted in, 38-43 %
-(32-36 %). So a write of at least TRAIN_FROM new chunks trains its own dictionary (25 ms, and 16 ms to compress
-8,192 chunks) and keeps it in `text_dictionary`; a smaller write (the first batches of an index, a watched file's
-change) uses the latest one, or none. Each compressed chunk names its dictionary in its zstd frame. The kernel's
-whole text came to 37 % of its size. Rejected: one dictionary shipped with Quarry (51 % in a trial with one
-trained on other packages' code, and it would carry verbatim fragments of their code); compressing many chunks
-together (a chunk is read alone, and freeing one would mean rewriting the rest).
+(32-36 %). So a write of at least TRAIN_FROM new chunks trains its own dictionary (11 ms: COVER_SEGMENT; 16 ms
+to compress 8,192 chunks) and keeps it in `text_dictionary`; a smaller write (the first batches of an index, a
+watched file's change) uses the latest one, or none. Each compressed chunk names its dictionary in its zstd
+frame. The kernel's whole text came to 37 % of its size. Rejected: one dictionary shipped with Quarry (51 % in a
+trial with one trained on other packages' code, and it would carry verbatim fragments of their code); compressing
+many chunks together (a chunk is read alone, and freeing one would mean rewriting the rest).
 
 SQL sees three functions on the store's connection: `chunk_text_of(text)` (plain text as it is, a compressed
 blob decompressed) for every statement that reads chunk text, `packed_text(text)` for the one that writes it,
@@ -38,6 +38,13 @@ TRAIN_FROM = 1024  # a write of this many new chunks or more trains a dictionary
 # 8,192 kernel chunks; 16 KB compressed that 1 point worse, 8 KB 2 points on a batch of 2,048).
 DICTIONARY_SHARE = 64
 DICTIONARY_BYTES = (4 << 10, 32 << 10)
+# zstd's cover trainer with its segment and d-mer sizes given: left to choose them, it tries several of each, 2.5-4x
+# the time for the same ratio. Batches of 4,096 of commons-lang's chunks and 8,192 of the kernel's (the share of
+# the text left, default / these): 28.3 / 27.3 %, 27.3 / 27.2, 30.2 / 29.2; 40.6 / 40.2, 43.4 / 43.5, 39.6 /
+# 39.5; the training 25-44 ms / 11-12 ms. (k=1024 or 2048 and d=6 did no better.) The trainings were 0.16 s of
+# commons-lang's first index (py-spy), whose keyword stage takes about 1 s.
+COVER_SEGMENT = 256
+COVER_DMER = 8
 LEVEL = 3  # level 9 gave 1 point of ratio for a quarter of the speed (38 against 156 MB/s)
 KEPT_DICTIONARIES = 64  # decompressors a connection keeps (~100 KB each): a regex over the kernel meets 437
 
@@ -132,7 +139,9 @@ def train(texts: list[str], number: int) -> bytes | None:
     samples: list[bytes | bytearray | memoryview] = [t.encode() for t in texts[::step][:TRAIN_FROM] if t]
     size = min(max(sum(map(len, texts)) // DICTIONARY_SHARE, DICTIONARY_BYTES[0]), DICTIONARY_BYTES[1])
     try:
-        return zstandard.train_dictionary(size, samples, dict_id=number, level=LEVEL).as_bytes()
+        return zstandard.train_dictionary(
+            size, samples, k=COVER_SEGMENT, d=COVER_DMER, dict_id=number, level=LEVEL
+        ).as_bytes()
     except zstandard.ZstdError:
         return None
 
