@@ -1,6 +1,6 @@
 """Two of the SQLite store's indexes made smaller: a chunk is kept under the first 32 hex digits of its sha256
-(schema 8), and the symbol-name index holds only the places with a name (schema 9). A store made before keeps
-every chunk, vector and place when it moves to them."""
+(schema 8), as their 16 bytes (schema 11), and the symbol-name index holds only the places with a name (schema 9).
+A store made before keeps every chunk, vector and place when it moves to them."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def test_a_chunk_is_kept_under_the_first_half_of_its_hash_and_found_by_either(tm
         ]
     finally:
         store.close()
-    assert sorted(r[0] for r in _sql(path, "SELECT hash FROM chunk")) == sorted(h[:32] for h in full)
+    assert sorted(r[0] for r in _sql(path, "SELECT hash FROM chunk")) == sorted(bytes.fromhex(h[:32]) for h in full)
 
 
 def test_a_store_made_before_keeps_its_chunks_and_vectors_under_the_shorter_hashes(tmp_path):
@@ -72,7 +72,7 @@ def test_a_store_made_before_keeps_its_chunks_and_vectors_under_the_shorter_hash
     store = corpus.store = SqliteStore(path)
     try:
         assert store.known_chunks(full) == before
-        assert sorted(r[0] for r in _sql(path, "SELECT hash FROM chunk")) == sorted(h[:32] for h in full)
+        assert sorted(r[0] for r in _sql(path, "SELECT hash FROM chunk")) == sorted(bytes.fromhex(h[:32]) for h in full)
         ids, _ = corpus.by_id()
         assert sorted(ids.tolist()) == sorted(before.values())
         corpus.write(1, 2)  # written on after it: no chunk lost or doubled

@@ -10,10 +10,11 @@ import time
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
-def stored_columns(text: str = "c.text") -> str:
-    """-> rows.StoredChunk; `text` is how the store reads a chunk's text (SQLite's may be compressed)."""
+def stored_columns(text: str = "c.text", chunk_hash: str = "c.hash") -> str:
+    """-> rows.StoredChunk; `text` and `chunk_hash` are how the store reads a chunk's text and hash (SQLite's text
+    may be compressed, its hash is kept as bytes)."""
     return (
-        "c.id, c.hash, f.path, fc.ordinal, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name, "
+        f"c.id, {chunk_hash}, f.path, fc.ordinal, fc.start_line, fc.end_line, fc.chunk_type, fc.symbol_name, "
         f"fc.symbol_type, fc.parent_symbol, {text}, c.token_count"
     )
 

@@ -28,7 +28,7 @@ MIGRATIONS: list[str] = [
     );
     CREATE TABLE chunk (
         id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: in-memory vector copies key on it
-        hash TEXT NOT NULL UNIQUE,          -- sha256 of the embedded document (header + text): see 8
+        hash TEXT NOT NULL UNIQUE,          -- sha256 of the embedded document (header + text): see 8, 11
         text TEXT NOT NULL,                 -- the file lines the chunk covers
         token_count INTEGER NOT NULL,
         created_at REAL NOT NULL
@@ -220,6 +220,13 @@ MIGRATIONS: list[str] = [
             AND NOT EXISTS (SELECT 1 FROM chunk_text_pending WHERE chunk_id = old.id);
         DELETE FROM chunk_text_pending WHERE chunk_id = old.id;
     END;
+    """,
+    # 11: a chunk's hash key kept as its 16 bytes rather than 32 hex digits (store.stored_hash; a key that is not
+    # hex, as the tests make up, stays text). The unique index on it is where stage 1's new chunks land on random
+    # pages; stop 47 measured this form on the Linux kernel's keyword stage against the hex digits: database
+    # 2.94 against 3.05 GB, its writes 200 against 214 s, 18.5 against 21.3 GB written.
+    """
+    UPDATE chunk SET hash = unhex(hash) WHERE unhex(hash) IS NOT NULL;
     """,
 ]
 

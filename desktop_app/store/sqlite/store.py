@@ -65,16 +65,30 @@ IN_BATCH = 500  # values per `IN (...)` list, well under SQLite's limit on bound
 
 # Chunk text as SQL reads it: compressed once the store has a dictionary (text_codec.py).
 TEXT = f"{text_codec.UNPACK}(c.text)"
-STORED = stored_columns(TEXT)
 HITS = hit_columns(TEXT)
 SCOPE_NUMBERS_KEY = "scope_numbers"  # meta: the last scope number given (_new_scope_id)
 HASH_KEY_DIGITS = 32  # the hex digits of a chunk's sha256 the store keeps (128 bits: migration 8)
 
 
 def hash_key(chunk_hash: str) -> str:
-    """What the chunk table holds of a chunk's hash. The key of a key is itself: a stored chunk's hash, read back
-    (stored_chunks) and written again at another place, finds the same row."""
+    """What the chunk table holds of a chunk's hash, as text (stored as its bytes: stored_hash). The key of a key is
+    itself: a stored chunk's hash, read back (stored_chunks) and written again at another place, finds the same
+    row."""
     return chunk_hash[:HASH_KEY_DIGITS]
+
+
+def stored_hash(key_sql: str) -> str:
+    """SQL for how the chunk table stores a hash key given as text: its 16 bytes (migration 11), or the text itself
+    where it is not hex (the tests' made-up hashes)."""
+    return f"coalesce(unhex({key_sql}), {key_sql})"
+
+
+def hash_text(column_sql: str) -> str:
+    """SQL for a stored hash read back as the text key it was stored from (hash_key)."""
+    return f"iif(typeof({column_sql}) = 'blob', lower(hex({column_sql})), {column_sql})"
+
+
+STORED = stored_columns(TEXT, hash_text("c.hash"))
 
 
 def _in_batches(values: Sequence) -> Iterator[tuple[list, str]]:
@@ -440,7 +454,9 @@ class SqliteStore:
         for h in unique:
             keys.setdefault(hash_key(h), []).append(h)
         rows = self._json_result(
-            "hash, id", "FROM chunk WHERE hash IN (SELECT value FROM json_each(?))", (json_rows(list(keys)),)
+            f"{hash_text('hash')}, id",
+            f"FROM chunk WHERE hash IN (SELECT {stored_hash('value')} FROM json_each(?))",
+            (json_rows(list(keys)),),
         )
         return {h: cid for key, cid in rows for h in keys[key]}
 
@@ -496,7 +512,8 @@ class SqliteStore:
         self._text.prepare_to_write([ch.text for ch in by_hash.values()])
         self._conn.execute(
             "INSERT INTO chunk (id, hash, text, token_count, created_at) "
-            f"SELECT value->>0, value->>1, {text_codec.PACK}(value->>2), value->>3, ?1 FROM json_each(?2) "
+            f"SELECT value->>0, {stored_hash('value->>1')}, {text_codec.PACK}(value->>2), value->>3, ?1 "
+            "FROM json_each(?2) "
             "WHERE true ON CONFLICT (hash) DO NOTHING",
             (now, json_rows([(ids[h], hash_key(h), ch.text, ch.token_count) for h, ch in by_hash.items()])),
         )
