@@ -30,12 +30,17 @@ BEFORE_COMPRESSED_TEXT = """
 """
 
 
+# Schema 10's chunk hash keys, as a store had them before migration 11: 32 hex digits rather than their bytes.
+BEFORE_HASH_BYTES = "UPDATE chunk SET hash = lower(hex(hash)) WHERE typeof(hash) = 'blob'"
+
+
 def old_copy(index: Path, db: Path, version: int, undo: str = "") -> None:
-    """Copy the index at `index` to `db` as schema `version` left it: schema 9's text parts, then `undo` (SQL
-    taking away what came after `version`)."""
+    """Copy the index at `index` to `db` as schema `version` (at most 9) left it: schema 9's text parts and hash
+    keys, then `undo` (SQL taking away what came after `version`)."""
     shutil.copy(index, db)
     conn = apsw.Connection(str(db))
     try:
+        conn.execute(BEFORE_HASH_BYTES)
         conn.execute(BEFORE_COMPRESSED_TEXT)
         conn.execute(f"{undo}; PRAGMA user_version = {int(version)}")
     finally:

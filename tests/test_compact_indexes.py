@@ -5,6 +5,8 @@ A store made before keeps every chunk, vector and place when it moves to them.""
 from __future__ import annotations
 
 import dataclasses
+import json
+import shutil
 
 import apsw
 
@@ -13,7 +15,8 @@ from desktop_app.indexing.file_prep import chunk_ref
 from desktop_app.store.rows import FileWrite
 from desktop_app.store.sqlite.store import SqliteStore
 
-from .old_schemas import BEFORE_COMPRESSED_TEXT
+from .old_schemas import BEFORE_COMPRESSED_TEXT, BEFORE_HASH_BYTES
+from .reliability import quarry
 from .test_vector_index import Corpus
 
 
@@ -116,3 +119,31 @@ def test_the_symbol_index_holds_only_named_places_and_names_are_found_through_it
         assert "file_chunk_symbol" in plan[0][-1]  # a lookup by name implies the index's condition
     finally:
         store.close()
+
+
+def test_a_store_with_hash_keys_as_hex_digits_finds_every_chunk_after_moving_to_their_bytes(tmp_path, mixed_root):
+    """Schema 10 kept the 32 hex digits; migration 11 stores their 16 bytes. The next index run finds every file
+    unchanged, a copy of the tree in another folder finds every chunk stored (none stored twice), and a search
+    still reads them."""
+    db = tmp_path / "index.db"
+    made = quarry("index", mixed_root, "--db", db, "--until", "fast", "--json")
+    assert made.returncode == 0, made.stderr
+    chunks = json.loads(made.stdout)["chunks_total"]
+    conn = apsw.Connection(str(db))
+    try:
+        conn.execute(f"{BEFORE_HASH_BYTES}; PRAGMA user_version = 10")
+        assert _sql(db, "SELECT DISTINCT typeof(hash) FROM chunk") == [("text",)]
+    finally:
+        conn.close()
+    again = quarry("index", mixed_root, "--db", db, "--until", "fast", "--json")
+    assert again.returncode == 0, again.stderr
+    stats = json.loads(again.stdout)
+    assert (stats["files_changed"], stats["chunks_total"]) == (0, chunks)
+    assert _sql(db, "SELECT typeof(hash), length(hash), count(*) FROM chunk GROUP BY 1, 2") == [("blob", 16, chunks)]
+    copy = shutil.copytree(mixed_root, tmp_path / "copy")
+    copied = quarry("index", copy, "--db", db, "--until", "fast", "--json")
+    assert copied.returncode == 0, copied.stderr
+    assert json.loads(copied.stdout)["chunks_total"] == chunks  # the same documents: the same chunks
+    assert _sql(db, "SELECT count(*) FROM chunk") == [(chunks,)]
+    found = quarry("search", "parse", "--db", db, "--root", copy, "--mode", "exact", "--json")
+    assert found.returncode == 0 and json.loads(found.stdout)["results"], found.stderr
