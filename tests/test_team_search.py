@@ -16,7 +16,6 @@ import hashlib
 import numpy as np
 import pytest
 
-from desktop_app.store.postgres import store as team_store
 from desktop_app.store.postgres import vector_search
 from desktop_app.store.postgres.store import PostgresStore
 from desktop_app.store.postgres.vector_search import ITERATIVE_SCAN_SINCE, PgVectorSearch
@@ -104,10 +103,9 @@ def test_allowed_chunks_come_as_one_binary_copy_the_same_as_a_plain_query_finds(
             assert found.tolist() == _reference_ids(team, scope_ids, where), (scope_ids, where)
 
 
-def test_keyword_ranking_puts_the_symbol_named_by_the_term_first_among_many_matches(team, monkeypatch):
-    """With more matches than ts_rank scores, the ones it scores are those whose symbol names the term: a
-    place named by it outranks every place with the word only in its text, however many come before it."""
-    monkeypatch.setattr(team_store, "KEYWORD_RANK_SUBSET", 20)
+def test_keyword_ranking_puts_the_symbol_named_by_the_term_first_among_many_matches(team):
+    """Every match is ranked, not a subset read first: a place whose symbol the term names, written last (the
+    highest id, last in the index's order), outranks every place with the word only in its text."""
     _fill(team, "/r/one", files=20, per_file=5, seed=1)
     scope = team.scope_for_root("/r/one")
     assert scope is not None

@@ -101,9 +101,6 @@ CLAIM_LEASE_ENV = "QUARRY_CLAIM_LEASE_S"
 # rows took 92 ms here (~5 us a row, against FTS5's ~1.3), so the budget is a third of the SQLite store's.
 KEYWORD_RANK_BUDGET = 1500
 KEYWORD_RANK_CAP = 4 * KEYWORD_RANK_BUDGET
-# Of those, the places ts_rank scores (keyword_matches says which). The 200 queries of bench_team.py at 100K
-# chunks, side by side with ranking all of them: p95 86 -> 66 ms (load 4.6), the same top 10 in 99.5%.
-KEYWORD_RANK_SUBSET = 1000
 # Keyword queries of scopes holding at least this share of all places leave the scope's index out.
 SCOPE_INDEX_SHARE = 0.25
 # Transactions that lose a race with another indexer (a deadlock, a unique key written meanwhile) are tried
@@ -963,20 +960,18 @@ class PostgresStore:
         # The same 200 queries' keyword statements run again, side by side: p95 110 -> 72 ms, p50 32 -> 30 ms.
         small = self._share_of_places(scope_ids) < SCOPE_INDEX_SHARE
         cond, args = self.filter_sql(scope_ids, where, scope_index=small)
-        patterns = ["%" + re.sub(r"([\\%_])", r"\\\1", t) + "%" for t in terms]
-        # Taken from at most KEYWORD_RANK_CAP matches: the statistics that drop common terms miss words just
-        # below their threshold, and an exact-mode query of common words has no term to drop. Of those, ts_rank
-        # reads the keywords (~2 KB, stored apart and compressed) of KEYWORD_RANK_SUBSET only, chosen by the
-        # fields it weighs most, read from the place's own row: a term in the symbol's name (weight A, 1.0)
-        # outranks any number of it in the text (C, 0.1), one in the path or enclosing symbol (B) comes next.
+        files = "JOIN file f ON f.id = fc.file_id " if self.reads_files(where) else ""
+        # Ranked among at most KEYWORD_RANK_CAP matches: the statistics that drop common terms miss words just
+        # below their threshold, and an exact-mode query of common words has no term to drop. Every one of them is
+        # ranked: ts_rank reads a place's keywords (stored apart, compressed) in ~3.7 us, less than choosing a
+        # subset to rank by its symbol name, path and enclosing symbol did (a probe of the file row for the path
+        # and the pattern checks, ~5 us a match). Rejected (bench_team.py at 100K, 200 queries, side by side,
+        # three passes, quiet): ranking 1,000 so chosen, p50 23.4 / p95 38.4 ms against 19.9 / 34.7 ms now.
         rows = self._rows(
-            f"WITH k AS (SELECT {query} AS q), m AS MATERIALIZED (SELECT fc.id, fc.keywords, "
-            "(SELECT count(*) FROM unnest(%s::text[]) p WHERE fc.symbol_name ILIKE p) * 4 + "
-            "(SELECT count(*) FROM unnest(%s::text[]) p WHERE f.path ILIKE p OR fc.parent_symbol ILIKE p) AS head "
-            f"FROM file_chunk fc JOIN file f ON f.id = fc.file_id, k WHERE fc.keywords @@ k.q AND {cond} LIMIT %s), "
-            "r AS (SELECT id, keywords FROM m ORDER BY head DESC, id LIMIT %s) "
-            "SELECT r.id, ts_rank(%s::float4[], r.keywords, k.q) AS rank FROM r, k ORDER BY rank DESC, r.id LIMIT %s",
-            [*terms, patterns, patterns, *args, KEYWORD_RANK_CAP, KEYWORD_RANK_SUBSET, KEYWORD_WEIGHTS, limit],
+            f"WITH k AS (SELECT {query} AS q), m AS MATERIALIZED (SELECT fc.id, fc.keywords FROM file_chunk fc "
+            f"{files}, k WHERE fc.keywords @@ k.q AND {cond} LIMIT %s) "
+            "SELECT m.id, ts_rank(%s::float4[], m.keywords, k.q) AS rank FROM m, k ORDER BY rank DESC, m.id LIMIT %s",
+            [*terms, *args, KEYWORD_RANK_CAP, KEYWORD_WEIGHTS, limit],
         )
         if not rows:
             return []
