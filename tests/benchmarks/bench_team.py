@@ -240,8 +240,8 @@ def search_side_by_side(args: argparse.Namespace, server: Server, chunks: int) -
     if iterative:
         out["filtered_recall_at_10_cost_model"] = filtered_recall(local, team, requests[1:], vectors, False)
     out["hnsw_p95_ms_by_ef"] = hnsw_latency_by_ef(team, requests[1:], vectors, args.ef)
-    local.close()
-    team.close()
+    for searcher in searchers.values():  # every store this run opened: the cost model's and the baseline's too
+        searcher.store.close()
     return out
 
 

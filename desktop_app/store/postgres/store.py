@@ -845,9 +845,9 @@ class PostgresStore:
         return " AND ".join(clauses), args
 
     @staticmethod
-    def reads_files(where: HitFilter) -> bool:
-        """Whether filter_sql's condition for `where` names the file row (`f`), which a query must then join."""
-        return bool(where.changed_only or where.languages)
+    def file_join(where: HitFilter) -> str:
+        """The join of the file row (`f`) where filter_sql's condition for `where` names it, else nothing."""
+        return "JOIN file f ON f.id = fc.file_id " if where.changed_only or where.languages else ""
 
     def _files_matching(self, scope_ids: Sequence[str], globs: Sequence[str]) -> list[int]:
         """Ids of the files in these scopes whose paths the globs match (gitignore rules, as in every store),
@@ -866,7 +866,7 @@ class PostgresStore:
         them, sent as one binary copy (ids_of) and made distinct here: the server's DISTINCT hashed and sorted
         100,000 ids again (~150 ms of a 247 ms query)."""
         cond, args = self.filter_sql(scope_ids, where)
-        files = "JOIN file f ON f.id = fc.file_id " if self.reads_files(where) else ""
+        files = self.file_join(where)
         return distinct_sorted(self.ids_of(f"SELECT fc.chunk_id FROM file_chunk fc {files}WHERE {cond}", args))
 
     def ids_of(self, sql: str, args: Sequence = ()) -> np.ndarray:
@@ -914,7 +914,7 @@ class PostgresStore:
         file_ids: np.ndarray | None = None,
     ) -> np.ndarray:
         cond, args = self.filter_sql(scope_ids, where)
-        files = "JOIN file f ON f.id = fc.file_id " if self.reads_files(where) else ""
+        files = self.file_join(where)
         for column, ids in (("fc.chunk_id", chunk_ids), ("fc.file_id", file_ids)):
             if ids is not None:
                 cond, args = f"{cond} AND {column} = ANY(%s)", [*args, np.asarray(ids, dtype=np.int64).tolist()]
@@ -960,7 +960,7 @@ class PostgresStore:
         # The same 200 queries' keyword statements run again, side by side: p95 110 -> 72 ms, p50 32 -> 30 ms.
         small = self._share_of_places(scope_ids) < SCOPE_INDEX_SHARE
         cond, args = self.filter_sql(scope_ids, where, scope_index=small)
-        files = "JOIN file f ON f.id = fc.file_id " if self.reads_files(where) else ""
+        files = self.file_join(where)
         # Ranked among at most KEYWORD_RANK_CAP matches: the statistics that drop common terms miss words just
         # below their threshold, and an exact-mode query of common words has no term to drop. Every one of them is
         # ranked: ts_rank reads a place's keywords (stored apart, compressed) in ~3.7 us, less than choosing a

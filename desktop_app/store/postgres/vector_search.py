@@ -199,7 +199,7 @@ class PgVectorSearch:
         the server and goes on until k pass (or it has read MAX_SCAN_TUPLES). Relaxed order: the walk may
         yield a candidate after a nearer one it finds later, so the k found are sorted again."""
         cond, args = self.store.filter_sql(scope_ids, where)
-        files = "JOIN file f ON f.id = fc.file_id " if self.store.reads_files(where) else ""
+        files = self.store.file_join(where)
         # The first MAX_EF_SEARCH candidates are those of the cost model's walk; the walk goes on from there.
         conn.execute(f"SET LOCAL hnsw.ef_search = {MAX_EF_SEARCH}")
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
