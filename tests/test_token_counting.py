@@ -86,8 +86,11 @@ def test_the_fast_models_vectors_are_those_of_the_whole_texts_tokens(monkeypatch
     monkeypatch.setattr(static_model, "MAX_WORDS", 500)  # and forgetting them on the way changes nothing
     library = Path(os.__file__).parent
     texts = TRICKY + [p.read_text(encoding="utf-8", errors="replace")[:4000] for p in sorted(library.glob("*.py"))[:60]]
+    texts.insert(3, "")  # no word at all, between texts that have some
     model = StaticEmbedder()
-    got = model.embed_documents(texts)
+    # A few texts a call, as a fill's batches come, and all of them at once (more new words than MAX_WORDS).
+    got = np.concatenate([model.embed_documents(texts[i : i + 7]) for i in range(0, len(texts), 7)])
+    np.testing.assert_allclose(model.embed_documents(texts), got, atol=1e-6)
     tokenizer, table = model._get_tokenizer(), model._table
     assert table is not None
     for row, text in enumerate(texts):
@@ -95,4 +98,5 @@ def test_the_fast_models_vectors_are_those_of_the_whole_texts_tokens(monkeypatch
         want = table[ids].sum(axis=0) if ids else np.zeros(table.shape[1], dtype=np.float32)
         want = want / max(float(np.linalg.norm(want)), 1e-12)
         np.testing.assert_allclose(got[row], want, atol=1e-6)
-    assert len(model._word_ids) <= 500
+    model.embed_documents(["brand_new_word another_unseen_word"])
+    assert len(model._words.index) <= 500  # forgotten once full, however much one call brought
