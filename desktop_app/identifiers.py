@@ -35,7 +35,7 @@ def _split(name: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1 << 16)
-def _expansion(word: str) -> str:
+def expansion(word: str) -> str:
     """`word` followed by its parts, when they differ from it."""
     parts = _split(word)
     # also when one part remains: `__init__` -> init, `0_` -> 0 (the index keeps `_` inside tokens)
@@ -49,4 +49,4 @@ def words_of(text: str) -> list[str]:
 
 def expand_identifiers(text: str) -> str:
     """Text for the keyword index: every word kept, identifiers followed by their parts."""
-    return " ".join(map(_expansion, _WORD.findall(text)))
+    return " ".join(map(expansion, _WORD.findall(text)))

@@ -41,6 +41,7 @@ TRICKY = [
     "\ufeffBOM at the start",
     "a" * 150 + " " + "b_" * 80,  # a piece over WordPiece's 100 characters is one [UNK]
     "0x7fffffff 3.14159e-10 1_000_000",
+    "CONFIG_NET_RX_BUSY_POLL __init__ _ a__b x_ _y kmalloc_array(GFP_KERNEL) café_NAME",  # pieces at underscores
     "emoji 🚀 in a comment",
     "src/http/client.py\nfunction HTTPClient.send_request: send request",  # a document header: its line end
     "two\nlines\r\nand [SEP] three",

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import re
 import threading
 from collections.abc import Sequence
 from itertools import chain
@@ -37,7 +38,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from desktop_app.assets import resource_path
-from desktop_app.identifiers import expand_identifiers, words_of
+from desktop_app.identifiers import expansion, words_of
 
 from .model_spec import DEFAULT_MODEL_ID, DEFAULT_TOKENIZER_SHA256, TOKENIZER_FILE, ModelError, verify_sha256
 from .token_counting import TokenCounter
@@ -61,6 +62,8 @@ QUERY_MAP_SHA256 = "9ef7715bdecb3472a035772845475ff44a90a431a4a77584fd3f6c1d1f51
 # Chunks are sized for the default model's tokenizer, which the table shares, so both layers share one chunking.
 MAX_TOKENS = 256
 MAX_WORDS = 1 << 16  # words remembered with their vectors (_word_rows): 64 MB of float32 rows
+# The pieces of an ASCII word that the tokenizer reads apart (its pre-tokenizer cuts at spaces and punctuation).
+_PIECE = re.compile(r"[^_ ]+|_")
 SUM_SLICE = 8192  # word or token rows gathered at a time (8 MB at 256 dims)
 
 
@@ -90,6 +93,7 @@ class StaticEmbedder:
         self._tokenizer: Tokenizer | None = None
         self._counter: TokenCounter | None = None
         self._words = _WordRows(0, STATIC_DIMS)  # see _word_rows
+        self._piece_ids: dict[str, tuple[int, ...]] = {}  # see _tokens_of
         self._words_lock = threading.Lock()
         self._lock = threading.Lock()
 
@@ -136,12 +140,13 @@ class StaticEmbedder:
 
         A text's vector is the sum of its words' vectors, each word's the sum of its tokens' rows, kept for the
         words seen lately (_word_rows): code repeats its words, so each is read by the tokenizer once, and what is
-        left per word runs in C (a dict look-up by map, a gather, a sum per text). Batches of 512 texts, a fresh
-        model each time: the stdlib's 53,332 chunk and name texts 1.93-2.32 -> 1.49-1.62 s, the Linux kernel's
-        net/ (188,381 texts, 5.4M words, 152,000 of them different) 9.3-11.4 -> 8.2-9.4 s; its fast stage
-        (`quarry index --until fast`, twice each, alternating) 16.5 / 19.0 -> 13.0 / 14.6 s. Rejected: keeping
-        each word's token ids instead of its vector (as before, but looked up and gathered the same way), 13.5 /
-        15.2 s, and np.add.reduceat for the sums (below)."""
+        left per word runs in C (a dict look-up by map, a gather, a sum per text); a new word's ids come from its
+        pieces' (_tokens_of). The fast stage (`quarry index --until fast` on a keyword-stage index of the Linux
+        kernel's net/, 103,819 chunks, 188,381 texts, 5.4M words of which 152,000 differ; alternating, load ~1):
+        a word and a token at a time in Python 16.5-20.1 s; words kept with their vectors 13.0 / 14.6 s; and
+        their pieces kept too 10.6 / 12.3 s. Rejected: keeping each word's token ids instead of its vector (as
+        before, but looked up and gathered the same way), 13.5 / 15.2 s, and np.add.reduceat for the sums
+        (_sum_segments)."""
         self.load()
         assert self._table is not None
         out = np.zeros((len(texts), STATIC_DIMS), dtype=np.float32)
@@ -178,14 +183,40 @@ class StaticEmbedder:
             return known.rows, index
 
     def _tokens_of(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """The token ids of the words in turn, and how many each has: one tokenizer call over them all, each
-        word's tokens told apart by their offsets (a call a word cost ~9 us of the stdlib's ~53,000 words)."""
-        parts = [expand_identifiers(w) for w in words]
-        starts = np.cumsum([0] + [len(p) + 1 for p in parts[:-1]])
-        encoding = self._get_tokenizer().encode(" ".join(parts), add_special_tokens=False)
+        """The token ids of the words in turn (as expand_identifiers reads each), and how many each has.
+
+        An ASCII word is read piece by piece, as the tokenizer's pre-tokenizer cuts it (at spaces, and around
+        each underscore, its one punctuation), each piece's ids kept (_piece_ids): identifiers share their
+        pieces (`CONFIG_NETROM_MODULE` is CONFIG, NETROM, MODULE twice over), and the tokenizer cost ~2 us a
+        token, ~11 tokens for each of the 152,000 words of the Linux kernel's net/. Other words go to it whole."""
+        pieces = [_PIECE.findall(expansion(w).lower()) if w.isascii() else None for w in words]
+        memo = self._piece_ids
+        new = {piece for cut in pieces if cut is not None for piece in cut}.difference(memo)
+        if len(memo) + len(new) > MAX_WORDS:
+            memo = self._piece_ids = {}
+            new = {piece for cut in pieces if cut is not None for piece in cut}
+        whole = [w for w, cut in zip(words, pieces, strict=True) if cut is None]
+        read = sorted(new)
+        tokens = self._encode_apart([*read, *(expansion(w) for w in whole)])
+        memo.update(zip(read, tokens, strict=False))
+        of_whole = iter(tokens[len(read) :])
+        ids = [
+            next(of_whole) if cut is None else tuple(chain.from_iterable(map(memo.__getitem__, cut))) for cut in pieces
+        ]
+        counts = np.fromiter(map(len, ids), dtype=np.intp, count=len(ids))
+        return np.fromiter(chain.from_iterable(ids), dtype=np.intp, count=int(counts.sum())), counts
+
+    def _encode_apart(self, texts: list[str]) -> list[tuple[int, ...]]:
+        """Each text's token ids, from one tokenizer call over them all, told apart by their offsets (a call a
+        text cost ~9 us more)."""
+        if not texts:
+            return []
+        starts = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]])
+        encoding = self._get_tokenizer().encode(" ".join(texts), add_special_tokens=False)
         token_starts = np.fromiter((o[0] for o in encoding.offsets), dtype=np.intp, count=len(encoding.ids))
-        owners = np.searchsorted(starts, token_starts, side="right") - 1
-        return np.asarray(encoding.ids, dtype=np.intp), np.bincount(owners, minlength=len(words))
+        ends = np.searchsorted(np.searchsorted(starts, token_starts, side="right") - 1, np.arange(len(texts)), "right")
+        ids = encoding.ids
+        return [tuple(ids[a:b]) for a, b in zip([0, *ends[:-1].tolist()], ends.tolist(), strict=True)]
 
     def embed_query(self, text: str) -> np.ndarray:
         """The query's static vector plus its contextual embedding carried into the table's space, normalised;
