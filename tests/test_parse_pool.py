@@ -15,8 +15,8 @@ from pathlib import Path
 import apsw
 
 from desktop_app.embedding.static_model import StaticEmbedder
+from desktop_app.indexing.child_processes import PROCESSES_ENV
 from desktop_app.indexing.indexer import Indexer, IndexOptions
-from desktop_app.indexing.parse_pool import PROCESSES_ENV
 from desktop_app.store.sqlite.store import SqliteStore
 from desktop_app.store.sqlite.text_codec import ChunkTextCodec
 

@@ -32,7 +32,8 @@ from .file_prep import Document, FilePrep, Prepared, PrepSettings, chunk_ref
 from .file_selection import Candidate, IgnoredTop, SelectionOptions, select_files
 from .git_commits import write_commit
 from .git_worktrees import main_of_linked_worktree, worktrees
-from .parse_pool import ParsePool, ParseProcessesInvalid, parse_processes
+from .indexing_error import IndexingError
+from .parse_pool import ParsePool, parse_processes
 from .path_text import as_latin1, first_non_utf8_name, is_utf8, shown
 from .progress import STAGES, Progress, ProgressReporter
 from .source_reader import UNREADABLE, VANISHED
@@ -68,10 +69,6 @@ TEXT_INDEX_BATCH = 5000
 # Skip reason for a file whose name holds bytes the file system encoding cannot decode (Linux allows any):
 # such a name can be neither stored nor tokenized as text.
 UNDECODABLE_NAME = "undecodable_name"
-
-
-class IndexingError(Exception):
-    """A problem with what the user asked to index; the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -423,10 +420,7 @@ class Indexer:
         stop: Callable[[], bool],
     ) -> Steps[bool]:
         """Stage 1: write every prepared batch; True when stopped before the end."""
-        try:
-            processes = parse_processes(sum(c.size for c in todo))
-        except ParseProcessesInvalid as exc:
-            raise IndexingError(str(exc)) from None
+        processes = parse_processes(sum(c.size for c in todo))  # a wrong QUARRY_PARSE_PROCESSES raises here
         handoff: Handoff[list[Prepared] | None] = Handoff(ahead=2)
         prep = threading.Thread(
             target=self._prepare_batches, args=(todo, states, processes, handoff), name="quarry-prepare", daemon=True

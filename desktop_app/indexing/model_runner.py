@@ -2,11 +2,13 @@
 
 The model runs on a thread of its own (ONNX Runtime releases the GIL) while the worker thread waits
 for each slice as a step (steps.py), serving searches meanwhile, and between slices it checks for a
-cancel. A slice is bounded in padded tokens so a cancel does not wait long.
+cancel. A slice is bounded in padded tokens so a cancel does not wait long. The fast model, which holds the
+GIL, can run in processes instead (spread(), fast_model_pool.py): a batch is then cut into one slice a process.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..embedding.text_embedder import TextEmbedder
+from .fast_model_pool import FastModelPool
 from .step_times import StepTimes
 from .steps import Steps, Wait
 
@@ -32,13 +35,27 @@ class ModelRunner:
         self._times = times or StepTimes()
         self._step = step
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quarry-model")
+        self._processes: FastModelPool | None = None
+
+    def spread(self, processes: int) -> None:
+        """Embed in `processes` processes from now on (the fast model only; none: on the model's thread)."""
+        if processes and self.embedder.static and self._processes is None:
+            self._processes = FastModelPool(processes)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._processes is not None:
+            self._processes.close()
 
     def submit(self, texts: list[str], tokens: list[int]) -> PendingVectors:
         """Queue `texts` (token counts in `tokens`) for the model, sorted by length into slices; the caller
         can prepare or write other work while they run."""
+        if self._processes is not None:
+            share = -(-len(texts) // self._processes.processes)
+            parts = [list(range(start, min(start + share, len(texts)))) for start in range(0, len(texts), share)]
+            return PendingVectors(
+                len(texts), self.embedder.dims, [(p, self._processes.submit([texts[i] for i in p])) for p in parts]
+            )
         order = sorted(range(len(texts)), key=tokens.__getitem__)
         slices = [
             (part, self._pool.submit(self._embed, [texts[i] for i in part]))
@@ -46,9 +63,9 @@ class ModelRunner:
         ]
         return PendingVectors(len(texts), self.embedder.dims, slices)
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        with self._times.step(self._step):
-            return self.embedder.embed_documents(texts)
+    def _embed(self, texts: list[str]) -> tuple[np.ndarray, float]:
+        started = time.perf_counter()
+        return self.embedder.embed_documents(texts), time.perf_counter() - started
 
     def collect(
         self,
@@ -68,7 +85,8 @@ class ModelRunner:
             if stop():
                 pending.cancel()
                 return None
-            out[part] = future.result()
+            out[part], seconds = future.result()
+            self._times.add(self._step, seconds)
             finished += len(part)
             done(finished)
         return out
@@ -84,7 +102,7 @@ class ModelRunner:
 class PendingVectors:
     count: int
     dims: int
-    slices: list[tuple[list[int], Future]]
+    slices: list[tuple[list[int], Future[tuple[np.ndarray, float]]]]
 
     def cancel(self) -> None:
         for _, future in self.slices:

@@ -4,7 +4,7 @@ in file order, a bounded number ahead of the writes.
 Processes, not threads: tree-sitter's parse and the chunker hold the GIL. Spawned, not forked: the process
 indexing has threads (the model's, the watcher's, Qt's) whose held locks a fork would copy. A process starts in
 about 0.3 s (imports and the tokenizer), so a tree under PARALLEL_MIN_BYTES is prepared on the run's own prep
-thread. QUARRY_PARSE_PROCESSES sets the number of processes whatever the tree's size (0: none).
+thread. QUARRY_PARSE_PROCESSES sets the number of processes whatever the tree's size (0: none; child_processes.py).
 
 Measured on 2 cores, `quarry index --until keyword`, stage 1 (the chunks are identical either way): the Python
 3.11 library (53 MB, 28,232 chunks) 9.07 s on the prep thread, 8.87 s with one process, 6.91 s with two;
@@ -15,8 +15,6 @@ process per core: the writing thread's share is the smaller one.
 from __future__ import annotations
 
 import multiprocessing
-import multiprocessing.connection
-import os
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -26,33 +24,20 @@ from tokenizers import Tokenizer
 
 from ..embedding.token_counting import TokenCounter
 from ..store.rows import FileState
+from .child_processes import child_processes, end_with_parent
 from .file_prep import FilePrep, Prepared, PrepSettings
 from .file_selection import Candidate
 from .step_times import StepTimes
 from .syntax import parse_without_yielding
 
-PROCESSES_ENV = "QUARRY_PARSE_PROCESSES"
 PARALLEL_MIN_BYTES = 8 * 1024 * 1024  # to read; a bigger tree is prepared in processes
-MAX_PROCESSES = 8
 AHEAD_PER_PROCESS = 16  # files handed to the pool before their answers are taken
-
-
-class ParseProcessesInvalid(ValueError):
-    """QUARRY_PARSE_PROCESSES is not a whole number of processes."""
 
 
 def parse_processes(todo_bytes: int) -> int:
     """How many parse processes a run with `todo_bytes` to read should start: 0 for a small tree, else one per
-    core (at most MAX_PROCESSES), unless QUARRY_PARSE_PROCESSES says."""
-    configured = os.environ.get(PROCESSES_ENV, "").strip()
-    if configured:
-        if not configured.isdigit():
-            raise ParseProcessesInvalid(f"{PROCESSES_ENV} must be a whole number of processes (got {configured!r})")
-        return int(configured)
-    if todo_bytes < PARALLEL_MIN_BYTES:
-        return 0
-    cores = os.cpu_count() or 1
-    return min(cores, MAX_PROCESSES) if cores > 1 else 0
+    core, unless QUARRY_PARSE_PROCESSES says."""
+    return child_processes(todo_bytes >= PARALLEL_MIN_BYTES)
 
 
 class ParsePool:
@@ -100,16 +85,7 @@ def _start_child(settings: PrepSettings, tokenizer: Tokenizer) -> None:
 
     _child = FilePrep(settings, TokenCounter(tokenizer), StepTimes())  # as the embedder's count_tokens
     parse_without_yielding()
-    # A parse process outlives an indexing process killed outright (SIGKILL, a crash): it sleeps on a queue no one
-    # will feed, holding ~190 MB, until killed by hand. It ends as soon as its parent does.
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        threading.Thread(target=_end_with, args=(parent.sentinel,), name="quarry-parent-watch", daemon=True).start()
-
-
-def _end_with(sentinel: int) -> None:
-    multiprocessing.connection.wait([sentinel])  # ready once the parent process has ended
-    os._exit(1)
+    end_with_parent()
 
 
 def _prepare_in_child(cand: Candidate, state: FileState | None) -> tuple[Prepared, dict[str, float]]:

@@ -20,6 +20,7 @@ from ..embedding.text_embedder import TextEmbedder
 from ..store.protocols import Store, VectorRow
 from ..store.rows import ChunkId, StoredChunk
 from .documents import chunk_of, document_text, name_text
+from .fast_model_pool import fast_model_processes
 from .model_runner import ModelRunner, PendingVectors
 from .outline_fill import fill_outlines
 from .progress import ProgressReporter
@@ -141,6 +142,8 @@ class VectorFiller:
         record_model(self.store, self.embedder)
         model = self.embedder.model_id
         order = self.store.chunks_without_vectors(model, names=self.names_only)
+        if self.embedder.static:
+            self._runner.spread(fast_model_processes(len(order)))
         if not self.names_only:
             self._named = set(self.store.vector_ids(model, names=True).tolist())
         reporter.update(

@@ -1,0 +1,98 @@
+"""A big tree's fast stage runs in the fast model's processes (indexing/fast_model_pool.py): the same vectors as on
+the model's thread, from the real `quarry` command too, and the processes end with the process that started them,
+however it ends. Real processes, real files, real SQLite with sqlite-vec."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from desktop_app.embedding.embedder import Embedder
+from desktop_app.embedding.static_model import STATIC_MODEL_ID, StaticEmbedder
+from desktop_app.indexing.child_processes import PROCESSES_ENV
+from desktop_app.indexing.indexer import Indexer, IndexOptions
+from desktop_app.store.sqlite.store import SqliteStore
+
+from .reliability import quarry
+
+
+def _vectors(db: Path) -> dict[tuple[bytes, bool], bytes]:
+    """The fast model's code and name vectors (their int8 codes), by chunk hash."""
+    store = SqliteStore(db)
+    try:
+        hashes = dict(store._conn.execute("SELECT id, hash FROM chunk").fetchall())
+        out = {}
+        for names in (False, True):
+            ids = np.array(sorted(hashes), dtype=np.int64)
+            for chunk_ids, codes in store.vectors_by_id(STATIC_MODEL_ID, names, ids, codes=True):
+                out.update({(hashes[int(c)], names): row.tobytes() for c, row in zip(chunk_ids, codes, strict=True)})
+        return out
+    finally:
+        store.close()
+
+
+def _index(root: Path, db: Path) -> dict:
+    store = SqliteStore(db)
+    try:
+        stats = Indexer(store, Embedder(), IndexOptions(until="fast"), fast=StaticEmbedder()).index(root)
+    finally:
+        store.close()
+    return stats.step_seconds
+
+
+def test_the_fast_stage_in_processes_gives_the_vectors_of_the_models_thread(tmp_path, mixed_root, monkeypatch):
+    monkeypatch.setenv(PROCESSES_ENV, "0")
+    _index(mixed_root, tmp_path / "thread.db")
+    monkeypatch.setenv(PROCESSES_ENV, "2")
+    steps = _index(mixed_root, tmp_path / "processes.db")
+    assert steps["fast_embed"] > 0  # the processes' model seconds come back
+    on_thread = _vectors(tmp_path / "thread.db")
+    assert len({names for _, names in on_thread}) == 2  # code and name vectors both
+    assert _vectors(tmp_path / "processes.db") == on_thread
+
+
+def test_the_quarry_command_runs_its_fast_stage_in_processes(tmp_path, mixed_root):
+    db = tmp_path / "index.db"
+    done = quarry("index", mixed_root, "--db", db, "--until", "fast", "--json", "--quiet", env={PROCESSES_ENV: "2"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["chunks_fast"] > 0
+    assert _vectors(db)
+
+
+# A process that starts a fast model pool, embeds in it, prints the pool's processes and waits to be killed.
+POOL_HOLDER = """
+import multiprocessing, sys
+from desktop_app.indexing.fast_model_pool import FastModelPool
+
+if __name__ == "__main__":
+    pool = FastModelPool(2)
+    assert [pool.submit(["def parse_header(raw): pass"]) for _ in range(4)][-1].result()[0].shape == (1, 256)
+    print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_the_fast_models_processes_end_with_an_indexing_process_killed_outright(tmp_path):
+    script = tmp_path / "pool_holder.py"
+    script.write_text(POOL_HOLDER, encoding="utf-8")
+    holder = subprocess.Popen([sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        children = [int(pid) for pid in holder.stdout.readline().split()]  # type: ignore[union-attr]
+        assert children, "the pool started no process"
+        ended = [os.pidfd_open(pid) for pid in children]  # readable once that process has ended
+    finally:
+        holder.kill()
+        holder.wait()
+    try:
+        for fd in ended:
+            ready, _, _ = select.select([fd], [], [], 120)
+            assert ready, "a fast model's process outlived the process that started it"
+    finally:
+        for fd in ended:
+            os.close(fd)
