@@ -5,10 +5,6 @@ however it ends. Real processes, real files, real SQLite with sqlite-vec."""
 from __future__ import annotations
 
 import json
-import os
-import select
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +15,7 @@ from desktop_app.indexing.child_processes import PROCESSES_ENV
 from desktop_app.indexing.indexer import Indexer, IndexOptions
 from desktop_app.store.sqlite.store import SqliteStore
 
+from .orphans import assert_children_end_with_their_parent
 from .reliability import quarry
 
 
@@ -81,18 +78,4 @@ if __name__ == "__main__":
 def test_the_fast_models_processes_end_with_an_indexing_process_killed_outright(tmp_path):
     script = tmp_path / "pool_holder.py"
     script.write_text(POOL_HOLDER, encoding="utf-8")
-    holder = subprocess.Popen([sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        children = [int(pid) for pid in holder.stdout.readline().split()]  # type: ignore[union-attr]
-        assert children, "the pool started no process"
-        ended = [os.pidfd_open(pid) for pid in children]  # readable once that process has ended
-    finally:
-        holder.kill()
-        holder.wait()
-    try:
-        for fd in ended:
-            ready, _, _ = select.select([fd], [], [], 120)
-            assert ready, "a fast model's process outlived the process that started it"
-    finally:
-        for fd in ended:
-            os.close(fd)
+    assert_children_end_with_their_parent(script)

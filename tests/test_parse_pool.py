@@ -6,10 +6,6 @@ files, real SQLite."""
 from __future__ import annotations
 
 import json
-import os
-import select
-import subprocess
-import sys
 from pathlib import Path
 
 import apsw
@@ -20,6 +16,7 @@ from desktop_app.indexing.indexer import Indexer, IndexOptions
 from desktop_app.store.sqlite.store import SqliteStore
 from desktop_app.store.sqlite.text_codec import ChunkTextCodec
 
+from .orphans import assert_children_end_with_their_parent
 from .reliability import one_line_error, quarry
 
 
@@ -96,23 +93,4 @@ def test_parse_processes_end_with_an_indexing_process_killed_outright(tmp_path, 
     """A crash or SIGKILL of the process indexing leaves no parse process behind (each held ~190 MB, asleep)."""
     script = tmp_path / "pool_holder.py"
     script.write_text(POOL_HOLDER, encoding="utf-8")
-    holder = subprocess.Popen(
-        [sys.executable, str(script), str(mixed_root / "src" / "http_client.py")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        children = [int(pid) for pid in holder.stdout.readline().split()]  # type: ignore[union-attr]
-        assert children, "the pool started no process"
-        ended = [os.pidfd_open(pid) for pid in children]  # readable once that process has ended
-    finally:
-        holder.kill()
-        holder.wait()
-    try:
-        for fd in ended:
-            ready, _, _ = select.select([fd], [], [], 120)
-            assert ready, "a parse process outlived the process that started it"
-    finally:
-        for fd in ended:
-            os.close(fd)
+    assert_children_end_with_their_parent(script, str(mixed_root / "src" / "http_client.py"))
