@@ -108,10 +108,15 @@ class Vec0Table:
         self.delete(ids)
         matrix = np.stack([v for _, v in rows])
         stored = int8_codes(matrix) if self.int8 else np.ascontiguousarray(matrix, dtype=np.float32)
-        vector = "vec_int8(unhex(value->>1))" if self.int8 else "unhex(value->>1)"
+        # The vectors as one blob, each row its slice, the JSON holding only the rowids: as hex digits inside the JSON
+        # they were written out, parsed and decoded again. 60,000 vectors of 256 int8 codes in batches of 512, alone:
+        # 0.35-0.37 -> 0.26-0.27 s; the fast stage's writes of the kernel's fs/ 3.4 / 3.7 -> 2.6 / 2.7 s.
+        width = stored.shape[1] * stored.itemsize
+        vector = f"substr(?2, key * {width} + 1, {width})"
         self._conn.execute(
-            f"INSERT INTO {self._table} (rowid, embedding) SELECT value->>0, {vector} FROM json_each(?)",
-            (json_rows([(rowid, row.tobytes().hex()) for rowid, row in zip(ids, stored, strict=True)]),),
+            f"INSERT INTO {self._table} (rowid, embedding) "
+            f"SELECT value, {f'vec_int8({vector})' if self.int8 else vector} FROM json_each(?1)",
+            (json_rows(ids), stored.tobytes()),
         )
         SignPacks(self._conn, self._table).append(np.array(ids, dtype=np.int64), stored)
 
