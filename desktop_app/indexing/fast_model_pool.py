@@ -5,7 +5,8 @@ it reads the chunks and writes their vectors, so on the model's thread the two s
 cores, `quarry index --until fast` from a keyword-stage index, twice each, alternating (load ~1): the Linux
 kernel's net/ (103,819 chunks) 10.8 / 10.9 s on the model's thread, 8.0 / 8.4 s in two processes; the Python
 standard library without its tests (30,482 chunks) 2.9 / 3.7 s against 2.3 / 2.5 s, the processes' start
-included. Below FAST_PROCESSES_MIN_CHUNKS the model's thread does it (a process starts in ~0.3 s).
+included. Below FAST_PROCESSES_MIN_CHUNKS the model's thread does it: the processes' start (~0.3 s) ate what
+they gained on commons-lang (7,748 chunks: 0.87-0.98 s on the thread, 0.88-1.28 s in two processes, three runs each).
 """
 
 from __future__ import annotations
