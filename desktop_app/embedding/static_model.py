@@ -167,11 +167,11 @@ class StaticEmbedder:
         out are never written again (forgetting starts a new array), so another thread may sum them meanwhile."""
         assert self._table is not None
         with self._words_lock:
-            known = self._words
-            new = set(words).difference(known.index)
+            known, distinct = self._words, set(words)
+            new = distinct.difference(known.index)
             if known.count + len(new) > len(known.rows):
-                known = self._words = _WordRows(max(MAX_WORDS, len(set(words))), STATIC_DIMS)
-                new = set(words)
+                known = self._words = _WordRows(max(MAX_WORDS, len(distinct)), STATIC_DIMS)
+                new = distinct
             if new:
                 added = sorted(new)
                 flat, token_counts = self._tokens_of(added)
@@ -190,11 +190,11 @@ class StaticEmbedder:
         pieces (`CONFIG_NETROM_MODULE` is CONFIG, NETROM, MODULE twice over), and the tokenizer cost ~2 us a
         token, ~11 tokens for each of the 152,000 words of the Linux kernel's net/. Other words go to it whole."""
         pieces = [_PIECE.findall(expansion(w).lower()) if w.isascii() else None for w in words]
-        memo = self._piece_ids
-        new = {piece for cut in pieces if cut is not None for piece in cut}.difference(memo)
+        memo, distinct = self._piece_ids, {piece for cut in pieces if cut is not None for piece in cut}
+        new = distinct.difference(memo)
         if len(memo) + len(new) > MAX_WORDS:
             memo = self._piece_ids = {}
-            new = {piece for cut in pieces if cut is not None for piece in cut}
+            new = distinct
         whole = [w for w, cut in zip(words, pieces, strict=True) if cut is None]
         read = sorted(new)
         tokens = self._encode_apart([*read, *(expansion(w) for w in whole)])

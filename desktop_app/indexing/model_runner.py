@@ -38,8 +38,9 @@ class ModelRunner:
         self._processes: FastModelPool | None = None
 
     def spread(self, processes: int) -> None:
-        """Embed in `processes` processes from now on (the fast model only; none: on the model's thread)."""
-        if processes and self.embedder.static and self._processes is None:
+        """Embed in `processes` processes from now on (none: on the model's thread). The fast model only: each
+        process holds one of its own (VectorFiller asks for them only for it)."""
+        if processes and self._processes is None:
             self._processes = FastModelPool(processes)
 
     def close(self) -> None:
