@@ -34,6 +34,17 @@ BEFORE_COMPRESSED_TEXT = """
 BEFORE_HASH_BYTES = "UPDATE chunk SET hash = lower(hex(hash)) WHERE typeof(hash) = 'blob'"
 
 
+# Schema 11's trigger, as a store had it before migration 12: a deleted place forgets the mark that no chunk is
+# unused, and nothing records which chunk it used.
+BEFORE_UNPLACED = """
+    DROP TABLE chunk_unplaced;
+    DROP TRIGGER file_chunk_delete;
+    CREATE TRIGGER file_chunk_delete AFTER DELETE ON file_chunk BEGIN
+        DELETE FROM meta WHERE key = 'no_garbage';
+    END;
+"""
+
+
 def old_copy(index: Path, db: Path, version: int, undo: str = "") -> None:
     """Copy the index at `index` to `db` as schema `version` (at most 9) left it: schema 9's text parts and hash
     keys, then `undo` (SQL taking away what came after `version`)."""

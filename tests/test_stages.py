@@ -182,6 +182,27 @@ def test_recently_modified_files_are_embedded_first(tmp_path):
     assert first.path == "recent.py"
 
 
+def test_after_a_few_files_change_only_their_new_chunks_lack_vectors_the_most_recent_first(tmp_path):
+    """What the fast stage takes after a small change to a filled index: the changed files' new chunks alone
+    (found among all the places' chunks, then ordered), those of the file modified last first."""
+    root = tmp_path / "src"
+    root.mkdir()
+    for i in range(12):
+        (root / f"m{i}.py").write_text(f"def function_number_{i}(x):\n    return x + {i}\n")
+    store = SqliteStore(tmp_path / "index.db")
+    Indexer(store, StaticEmbedder(), IndexOptions()).index(root)  # the static model's vectors for all of them
+    assert store.chunks_without_vectors(STATIC_MODEL_ID) == []
+    for name, when in (("m3.py", 3_000_000_000 * 10**9), ("m7.py", 4_000_000_000 * 10**9)):
+        (root / name).write_text(f"def changed_{name[:-3]}(x):\n    return -x\n")
+        os.utime(root / name, ns=(when, when))
+    Indexer(store, StaticEmbedder(), IndexOptions(until="keyword")).index(root)
+    order = store.chunks_without_vectors(STATIC_MODEL_ID)
+    assert [store.stored_chunks([c])[0].path for c in order] == ["m7.py", "m3.py"]
+    named = store.chunks_without_vectors(STATIC_MODEL_ID, names=True)
+    assert sorted(named) == sorted(order)
+    store.close()
+
+
 def test_chunks_whose_claims_ran_out_between_a_pass_and_its_count_are_taken_at_once(tmp_path):
     """The team index's claims: the first pass found every chunk claimed by a killed indexer, whose leases ran
     out before the count of claims held elsewhere. The fill ended unfinished and the run "cancelled" (seen on a

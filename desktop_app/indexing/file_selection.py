@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import heapq
 import os
+import re
 import stat
 from collections import Counter
 from collections.abc import Callable
@@ -133,6 +134,10 @@ class _IgnoreRules:
     base: str  # that directory relative to the root, with a trailing "/"; "" for the root
     files: tuple[tuple[Pattern, IgnoreRule], ...]
     dirs: tuple[tuple[Pattern, IgnoreRule], ...]
+    # Every pattern of `files` / `dirs` in one regex, which most paths match none of: asking each pattern in
+    # turn took 2.3 of the 4.6 s a walk of the Linux kernel's 84,475 files and 1,500 ignore files spent.
+    any_file: re.Pattern[str] | None = None
+    any_dir: re.Pattern[str] | None = None
 
 
 # Git judges a directory by its bare name and treats a trailing "/" only as "directories only", and it
@@ -164,7 +169,23 @@ def _build_rules(base: str, lines: list[IgnoreRule]) -> _IgnoreRules | None:
     files = _compile([(rule.pattern, rule) for rule in lines])
     if not files:
         return None
-    return _IgnoreRules(base, files, _compile([(_as_directory_pattern(rule.pattern), rule) for rule in lines]))
+    dirs = _compile([(_as_directory_pattern(rule.pattern), rule) for rule in lines])
+    return _IgnoreRules(base, files, dirs, _any_of(files), _any_of(dirs))
+
+
+def _any_of(patterns: tuple[tuple[Pattern, IgnoreRule], ...]) -> re.Pattern[str] | None:
+    """One regex that a path matches when any of the patterns does (their named groups unnamed, as names cannot
+    repeat); None where the patterns are not all plain text regexes without flags, which are then asked one by one."""
+    sources: list[str] = []
+    for pattern, _ in patterns:
+        regex = getattr(pattern, "regex", None)
+        if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str) or regex.flags != re.UNICODE:
+            return None
+        sources.append(re.sub(r"\(\?P<\w+>", "(?:", regex.pattern))
+    try:
+        return re.compile("|".join(f"(?:{s})" for s in sources))
+    except re.error:
+        return None
 
 
 def _verdict(patterns: tuple[tuple[Pattern, IgnoreRule], ...], path: str) -> tuple[bool, IgnoreRule] | None:
@@ -180,7 +201,11 @@ def _ignored_by(rules: tuple[_IgnoreRules, ...], rel: str, is_dir: bool) -> Igno
     """The rule that ignores `rel`, or None when it is not ignored."""
     # As in git, the deepest ignore file with a matching pattern decides, and within it the last match.
     for level in reversed(rules):
-        verdict = _verdict(level.dirs if is_dir else level.files, rel[len(level.base) :])
+        path = rel[len(level.base) :]
+        anyone = level.any_dir if is_dir else level.any_file
+        if anyone is not None and anyone.search(path) is None:
+            continue
+        verdict = _verdict(level.dirs if is_dir else level.files, path)
         if verdict is not None:
             return verdict[1] if verdict[0] else None
     return None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 
 @dataclass(frozen=True)
@@ -398,21 +397,33 @@ LANGUAGES: frozenset[str] = frozenset(
 
 def classify(rel_path: str) -> FileKind | None:
     """The kind of file at `rel_path`, or None when Quarry does not index that type."""
-    p = PurePosixPath(rel_path)
-    if p.name in _NAMES:
-        return _NAMES[p.name]
+    name = _name(rel_path)
+    if name in _NAMES:
+        return _NAMES[name]
     for prefix, kind in _PREFIXES:
-        if p.name.startswith(prefix):
+        if name.startswith(prefix):
             return kind
     for suffix, kind in _SUFFIXES:
-        if p.name.endswith(suffix):
+        if name.endswith(suffix):
             return kind
-    name = p.name.lower()
-    if name.endswith(".env.example"):
+    lower = name.lower()
+    if lower.endswith(".env.example"):
         return EXTENSIONS[".env.example"]
-    if name.endswith(".in") and len(p.suffixes) > 1:
+    if lower.endswith(".in") and not name.endswith(".") and name.lstrip(".").count(".") > 1:
         return classify(rel_path[: -len(".in")])  # a template for the file it makes: config.h.in, setup.py.in
-    return EXTENSIONS.get(p.suffix.lower())
+    return EXTENSIONS.get(_suffix(name).lower())
+
+
+# A path's name and suffix as PurePosixPath gives them, from the string: building a PurePosixPath for each of the
+# Linux kernel's 84,475 files was 1.5 of the 4.6 s of a walk of it (cProfile), classify and is_not_source each
+# making one.
+def _name(rel_path: str) -> str:
+    return rel_path.rsplit("/", 1)[-1]
+
+
+def _suffix(name: str) -> str:
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
 # Scripts known by their "#!" line rather than their name (nvm's and bash-it's tests, git hooks, bin/ folders):
@@ -461,4 +472,4 @@ def script_kind(head: bytes) -> FileKind | None:
 
 def is_not_source(rel_path: str) -> bool:
     """Whether `rel_path` is by its extension something no one searches as text (an image, an archive...)."""
-    return PurePosixPath(rel_path).suffix.lower() in NOT_SOURCE_EXTENSIONS
+    return _suffix(_name(rel_path)).lower() in NOT_SOURCE_EXTENSIONS

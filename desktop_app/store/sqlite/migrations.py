@@ -228,6 +228,18 @@ MIGRATIONS: list[str] = [
     """
     UPDATE chunk SET hash = unhex(hash) WHERE unhex(hash) IS NOT NULL;
     """,
+    # 12: a deleted place leaves its chunk's id behind as one that may now be unused, and the collection looks at
+    # those alone, where it read every chunk: on the Linux kernel's index (3M chunks), a run after a 10-file change
+    # spent 5.7 of its 17.5 s there (py-spy). The mark of 5 keeps its other meaning (a store without it gets one
+    # look at every chunk, as before), and the store is free of unused chunks when it has the mark and no id waits.
+    # Safe to run again, as the tests do on stores set back to an older version.
+    """
+    CREATE TABLE IF NOT EXISTS chunk_unplaced (chunk_id INTEGER PRIMARY KEY);
+    DROP TRIGGER IF EXISTS file_chunk_delete;
+    CREATE TRIGGER file_chunk_delete AFTER DELETE ON file_chunk BEGIN
+        INSERT OR IGNORE INTO chunk_unplaced (chunk_id) VALUES (old.chunk_id);
+    END;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

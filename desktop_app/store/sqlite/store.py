@@ -280,13 +280,28 @@ class SqliteStore:
         """Ids of the chunks lacking a `model_id` vector (with `names`: the chunks defining a symbol that lack
         its name's vector), those of the most recently modified files first (what the user is working on),
         then in the order they were written."""
-        named = "WHERE fc.symbol_name IS NOT NULL " if names else ""
+        named = "fc.symbol_name IS NOT NULL" if names else "1"
+        # Which lack one first, from the places' chunk ids alone: ordering every chunk by its files' times took
+        # 2-3 s on the Linux kernel's index (3M chunks) for the few that a run after a 10-file change lacks.
+        placed = id_array(self._rows(f"SELECT group_concat(chunk_id, ' ') FROM file_chunk fc WHERE {named}")[0][0])
+        # np.isin, not setdiff1d: numpy 2's unique took 2-3 s of 3M ids here, isin 0.02 s.
+        missing = placed[~np.isin(placed, self.vector_ids(model_id, names))]
+        if not len(missing):
+            return []
+        # Then their order; all of them at once when most lack one (a first fill), as a list of millions
+        # would only slow the statement down.
+        among = named
+        args: tuple[str, ...] = ()
+        if 2 * len(missing) < len(placed):
+            among, args = f"fc.chunk_id IN (SELECT value FROM json_each(?)) AND {named}", (json_rows(missing.tolist()),)
         text = self._rows(
             "SELECT group_concat(chunk_id, ' ') FROM (SELECT fc.chunk_id FROM file_chunk fc "
-            f"JOIN file f ON f.id = fc.file_id {named}GROUP BY fc.chunk_id ORDER BY max(f.mtime_ns) DESC, fc.chunk_id)"
+            f"JOIN file f ON f.id = fc.file_id WHERE {among} GROUP BY fc.chunk_id ORDER BY max(f.mtime_ns) DESC, "
+            "fc.chunk_id)",
+            args,
         )[0][0]
-        ids = id_array(text)
-        return cast(list[ChunkId], ids[~np.isin(ids, self.vector_ids(model_id, names))].tolist())
+        ordered = id_array(text)
+        return cast(list[ChunkId], ordered[np.isin(ordered, missing)].tolist())
 
     def stored_chunks(self, chunk_ids: Sequence[ChunkId]) -> list[StoredChunk]:
         """The chunks with these ids, each at one place it is used (enough to rebuild its document)."""
@@ -621,28 +636,41 @@ class SqliteStore:
             return collected
 
     def _garbage_possible(self) -> bool:
-        """Whether a place was deleted since the last collection (a trigger on file_chunk forgets the mark it
-        leaves): the search for unused chunks reads every chunk, 7 of a no-op run's 15 s on the Linux kernel."""
-        return not self._rows(f"SELECT 1 FROM meta WHERE key = '{NO_GARBAGE_KEY}'")
+        """Whether a chunk may be unused: a place was deleted since the last collection (its chunk's id waits in
+        chunk_unplaced), or the store has never been looked at whole (no mark: migrations.py, 5 and 12)."""
+        return not self._rows(
+            f"SELECT 1 FROM meta WHERE key = '{NO_GARBAGE_KEY}' AND NOT EXISTS (SELECT 1 FROM chunk_unplaced)"
+        )
 
     def _collect_orphans(self) -> int:
-        orphans = [
-            r[0]
-            for r in self._rows(
-                "SELECT id FROM chunk c WHERE NOT EXISTS (SELECT 1 FROM file_chunk fc WHERE fc.chunk_id = c.id)"
+        """Drop the unused chunks with their vectors: among those whose places were deleted since the last
+        collection, or among all of them once, in a store never looked at whole."""
+        whole = not self._rows(f"SELECT 1 FROM meta WHERE key = '{NO_GARBAGE_KEY}'")
+        if whole:
+            sql = "SELECT c.id FROM chunk c WHERE NOT EXISTS (SELECT 1 FROM file_chunk fc WHERE fc.chunk_id = c.id)"
+        else:
+            # From the waiting ids, each looked up among the chunks: written as a join, SQLite walked all 3M of the
+            # Linux kernel's chunks to look each up among the waiting (2.5 s).
+            sql = (
+                "SELECT u.chunk_id FROM chunk_unplaced u WHERE EXISTS (SELECT 1 FROM chunk c WHERE c.id = u.chunk_id) "
+                "AND NOT EXISTS (SELECT 1 FROM file_chunk fc WHERE fc.chunk_id = u.chunk_id)"
             )
-        ]
+        orphans = [r[0] for r in self._rows(sql)]
         for part, marks in _in_batches(orphans):
             self._text.release(marks, tuple(part))
             self._conn.execute(f"DELETE FROM chunk WHERE id IN ({marks})", part)
         self._text.drop_unused()
-        # Then every vector whose chunk is gone: those of the chunks just dropped (a vec0 table has no foreign key
-        # to cascade), and those earlier builds wrote for a batch whose chunks were collected while the model ran
-        # (a folder removed during its model stage), which nothing read or dropped since (chunk ids are never
-        # reused). add_vectors writes no such vectors now; this heals the indexes those builds left, at their
-        # first collection. About 25 ms a table of 300,000 vectors.
         for vectors in self._vector_tables():
-            vectors.delete(vectors.ids_missing_from("chunk"))
+            if whole:
+                # Every vector whose chunk is gone: those of the chunks just dropped (a vec0 table has no foreign
+                # key to cascade), and those earlier builds wrote for a batch whose chunks were collected while
+                # the model ran (a folder removed during its model stage), which nothing read or dropped since
+                # (chunk ids are never reused). add_vectors writes no such vectors now; this heals the indexes
+                # those builds left. About 25 ms a table of 300,000 vectors.
+                vectors.delete(vectors.ids_missing_from("chunk"))
+            elif orphans:
+                vectors.delete(orphans)
+        self._conn.execute("DELETE FROM chunk_unplaced")
         self._conn.execute(f"INSERT OR REPLACE INTO meta (key, value) VALUES ('{NO_GARBAGE_KEY}', '1')")
         return len(orphans)
 
@@ -711,10 +739,9 @@ class SqliteStore:
     def chunks_of_whole_store(self, scope_ids: Sequence[str]) -> int | None:
         if not self.covers_all_scopes(scope_ids):
             return None
-        rows = self._rows(
-            "SELECT value FROM meta WHERE key = ? AND EXISTS (SELECT 1 FROM meta WHERE key = ?)",
-            (CHUNK_COUNT_KEY, NO_GARBAGE_KEY),
-        )
+        if self._garbage_possible():  # some chunks may be unused: the count is not that of the chunks searched
+            return None
+        rows = self._rows("SELECT value FROM meta WHERE key = ?", (CHUNK_COUNT_KEY,))
         return int(rows[0][0]) if rows else None
 
     def covers_all_scopes(self, scope_ids: Sequence[str]) -> bool:
