@@ -580,7 +580,9 @@ def progress_line(p: Progress) -> str:
     if p.publishing:
         what = f"team base to commit {p.publishing[:12]}, {what}"
     line = f"{p.phase}, {what}: "
-    if p.stage == "keyword":
+    if p.phase == "analyzing" and p.task == "index":
+        line += f"looking for files, {p.files_found} found"
+    elif p.stage == "keyword":
         line += f"{p.files_done}/{p.files_total} files, {p.bytes_done / 1e6:.1f}/{p.bytes_total / 1e6:.1f} MB"
     elif p.step == "outlines":  # the chunks are done: the files' outlines are the last step
         line += f"{p.chunks_embedded}/{p.chunks_total} chunks, {p.outlines_done}/{p.outlines_total} file outlines"

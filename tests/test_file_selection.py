@@ -218,6 +218,18 @@ def test_ignore_semantics_follow_git(tmp_path: Path, gitignore: str, expected: s
     assert candidate_paths(tmp_path) == expected
 
 
+def test_the_walk_says_how_many_files_it_has_found_as_it_goes(tmp_path: Path) -> None:
+    for folder in range(3):
+        (tmp_path / f"pkg{folder}").mkdir()
+        for i in range(250):
+            (tmp_path / f"pkg{folder}" / f"m{i}.py").write_text("x = 1\n")
+    (tmp_path / ".gitignore").write_text("pkg2/m1*.py\n")  # 111 files of pkg2: m1, m10-m19, m100-m199
+    found: list[int] = []
+    selection = select_files(tmp_path, found=found.append)
+    assert len(selection.candidates) == 750 - 111 + 1  # the .gitignore is indexed too
+    assert len(found) >= 2 and found == sorted(found) and found[-1] <= len(selection.candidates)
+
+
 def test_unparseable_pattern_is_skipped_like_git_does(tmp_path: Path) -> None:
     write(tmp_path, {".gitignore": "!\n*.md\nbad\\\n", "a.py": "", "b.md": ""})
     assert candidate_paths(tmp_path) == {"a.py", ".gitignore"}

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from desktop_app.app import _open_at_start  # noqa: E402
 from desktop_app.bridge.engine_bridge import EngineBridge  # noqa: E402
+from desktop_app.cli import progress_line  # noqa: E402
 from desktop_app.indexing.progress import Progress  # noqa: E402
 from desktop_app.store.postgres.urls import display_url  # noqa: E402
 from desktop_app.ui.main_window import MainWindow  # noqa: E402
@@ -285,6 +286,14 @@ def test_the_progress_line_says_which_step_of_the_meaning_stage_it_counts():
     # The text index comes after a stage's vectors: named as itself, not as more of them.
     text = dataclasses.replace(names, stage="fast", step="text")
     assert progress_text(text).startswith("Indexing repo (text index) · 300/880 chunks · 100 chunks/s")
+
+
+def test_while_the_folder_is_walked_the_progress_line_counts_the_files_found():
+    """A big tree's walk takes seconds (the Linux kernel's 3-4 s), which read "0/0 files" in the CLI before."""
+    walking = Progress("analyzing", "/w/repo", files_found=41_200)
+    assert progress_text(walking) == "Scanning files repo (keywords) · 41,200 files found"
+    assert progress_line(walking) == "analyzing, keyword index: looking for files, 41200 found"
+    assert progress_text(Progress("analyzing", "/w/repo")) == "Scanning files repo (keywords)"
 
 
 # --- item 9: smaller things in the window ----------------------------------------------------------

@@ -116,14 +116,18 @@ class Selection:
 
 
 def select_files(
-    root: Path, options: SelectionOptions = SelectionOptions(), should_stop: Callable[[], bool] | None = None
+    root: Path,
+    options: SelectionOptions = SelectionOptions(),
+    should_stop: Callable[[], bool] | None = None,
+    found: Callable[[int], None] | None = None,
 ) -> Selection:
     """The indexable files under `root` and every path passed over, with the reason.
 
     Errors about `root` itself propagate: an empty selection would otherwise read as "every file was
     deleted". When `should_stop` returns True the walk ends early and returns what it gathered so far.
+    `found` hears how many indexable files the walk has found so far, as often as `should_stop` is asked.
     """
-    return _Walk(Path(os.path.abspath(root)), options, should_stop or (lambda: False)).run()
+    return _Walk(Path(os.path.abspath(root)), options, should_stop or (lambda: False), found).run()
 
 
 @dataclass(frozen=True)
@@ -243,11 +247,18 @@ class _Dir:
 
 
 class _Walk:
-    def __init__(self, root: Path, options: SelectionOptions, should_stop: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        options: SelectionOptions,
+        should_stop: Callable[[], bool],
+        found: Callable[[int], None] | None = None,
+    ) -> None:
         self._root = root
         self._root_prefix = os.path.join(os.path.realpath(root), "")
         self._options = options
         self._should_stop = should_stop
+        self._found = found
         self._stopped = False
         self._entries_since_check = 0
         self._candidates: list[Candidate] = []
@@ -299,6 +310,8 @@ class _Walk:
             self._entries_since_check += 1
             if self._entries_since_check >= _STOP_CHECK_INTERVAL:
                 self._entries_since_check = 0
+                if self._found is not None:
+                    self._found(len(self._candidates))
                 if self._stop_requested():
                     return
             self._visit(entry, _join(d.rel, entry.name), rules)

@@ -261,7 +261,9 @@ class Indexer:
         """Stage 1 of the folder at `root` into `scope`: every file's chunks, symbols and keyword index; True when
         stopped before the end."""
         with self._times.step("walk"):
-            selection = select_files(root, self.options.selection, stop)
+            selection = select_files(
+                root, self.options.selection, stop, lambda found: reporter.update(files_found=found)
+            )
         candidates = [c for c in selection.candidates if is_utf8(c.rel_path)]
         misnamed = len(selection.candidates) - len(candidates)
         states = self.store.file_states(scope.id)

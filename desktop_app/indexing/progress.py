@@ -25,6 +25,9 @@ class Progress:
     root: str  # the folder indexed; for a re-embed, the model's id
     files_done: int = 0
     files_total: int = 0
+    # While "analyzing": the files to consider that the walk of the folder has found so far (the Linux kernel's
+    # walk takes seconds, which read "0/0 files" before).
+    files_found: int = 0
     bytes_done: int = 0
     bytes_total: int = 0
     stage: Stage = "keyword"

@@ -48,7 +48,10 @@ def progress_text(p: Progress) -> str:
         parts = [f"{PHASE_LABELS.get(p.phase, p.phase)} {Path(p.root).name} ({stage})"]
         if p.publishing:  # stage 1 over the commit's files, before the checkout's own
             parts.append(f"team base to commit {p.publishing[:12]}")
-    if p.stage == "keyword":
+    if p.phase == "analyzing" and p.task == "index":
+        if p.files_found:
+            parts.append(f"{p.files_found:,} files found")
+    elif p.stage == "keyword":
         if p.files_total:
             parts.append(f"{p.files_done:,}/{p.files_total:,} files")
         if p.bytes_total:
