@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from desktop_app.indexing.file_selection import Candidate, SelectionOptions, select_files
+from desktop_app.indexing.file_selection import Candidate, Selection, SelectionOptions, select_files, select_paths
 from desktop_app.indexing.languages import classify
 from desktop_app.indexing.source_reader import SkipFile, is_lock_file, read_source
 
@@ -65,60 +65,61 @@ def png_bytes() -> bytes:
 # --- the walk: ignore files, default exclusions and skip reasons --------------------------------------
 
 
+def realistic_tree() -> dict[str, str | bytes]:
+    return {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        ".git/info/exclude": "secret*.md\n",
+        # build/ is directory-only; docs/** hides what is in docs/ but not docs/ itself, so the
+        # negation can bring one file back; the last line beats .git/info/exclude.
+        ".gitignore": "*.txt\n!important.txt\nbuild/\ndocs/**\n!docs/keep.md\nout\n!secret_public.md\n",
+        ".quarryignore": "generated/\n!wanted.txt\n",
+        "README.md": "# Demo\n",
+        "important.txt": "kept by a negation\n",
+        "notes.txt": "ignored\n",
+        "wanted.txt": ".quarryignore overrides the .gitignore beside it\n",
+        "secret_notes.md": "excluded by .git/info/exclude\n",
+        "secret_public.md": "re-included by .gitignore\n",
+        "build/app.py": "x = 1\n",
+        "out/x.py": "x = 1\n",
+        "docs/guide.md": "# Guide\n",
+        "docs/keep.md": "# Keep\n",
+        "docs/old/page.md": "# Old\n",
+        "generated/api.py": "x = 1\n",
+        # Patterns in a nested .gitignore are relative to its own directory.
+        "src/.gitignore": "local_*.py\n!local_keep.py\nREADME/\n",
+        "src/app.py": "def main():\n    pass\n",
+        "src/my module.py": "x = 1\n",
+        "src/café.py": "x = 'é'\n",
+        "src/empty.py": "",
+        "src/README": "a file named like the directory-only pattern stays\n",
+        "src/sub/README/x.md": "# inside an ignored directory\n",
+        "src/local_debug.py": "x = 1\n",
+        "src/local_keep.py": "x = 1\n",
+        "src/vendor/.quarryignore": "*.js\n",
+        "src/vendor/lib.js": "var x = 1;\n",
+        "src/vendor/lib.py": "x = 1\n",
+        "src/__pycache__/app.cpython-311.pyc": b"\x00\x01",
+        "node_modules/left-pad/index.js": "module.exports = 1;\n",
+        "web/node_modules/x/index.js": "module.exports = 1;\n",
+        "web/app.ts": "export const x = 1;\n",
+        "web/package-lock.json": "{}\n",
+        "web/yarn.lock": "# yarn\n",
+        "Cargo.lock": "# cargo\n",
+        "go.sum": "example.com/x v1.0.0 h1:abc=\n",
+        "uv.lock": "version = 1\n",
+        "custom.lock": "anything\n",
+        "tools/py env/pyvenv.cfg": "home = /usr/bin\n",
+        "tools/py env/lib/site.py": "x = 1\n",
+        ".venv/lib/x.py": "x = 1\n",
+        ".github/workflows/ci.yml": "on: push\n",
+        "logo.png": png_bytes(),
+        "big.py": "x = 1\n" * (1024 * 1024 // 6 + 1),
+    }
+
+
 def test_realistic_tree_gives_exact_candidates_and_skip_reasons(tmp_path: Path) -> None:
     root = tmp_path / "repo"
-    write(
-        root,
-        {
-            ".git/HEAD": "ref: refs/heads/main\n",
-            ".git/info/exclude": "secret*.md\n",
-            # build/ is directory-only; docs/** hides what is in docs/ but not docs/ itself, so the
-            # negation can bring one file back; the last line beats .git/info/exclude.
-            ".gitignore": "*.txt\n!important.txt\nbuild/\ndocs/**\n!docs/keep.md\nout\n!secret_public.md\n",
-            ".quarryignore": "generated/\n!wanted.txt\n",
-            "README.md": "# Demo\n",
-            "important.txt": "kept by a negation\n",
-            "notes.txt": "ignored\n",
-            "wanted.txt": ".quarryignore overrides the .gitignore beside it\n",
-            "secret_notes.md": "excluded by .git/info/exclude\n",
-            "secret_public.md": "re-included by .gitignore\n",
-            "build/app.py": "x = 1\n",
-            "out/x.py": "x = 1\n",
-            "docs/guide.md": "# Guide\n",
-            "docs/keep.md": "# Keep\n",
-            "docs/old/page.md": "# Old\n",
-            "generated/api.py": "x = 1\n",
-            # Patterns in a nested .gitignore are relative to its own directory.
-            "src/.gitignore": "local_*.py\n!local_keep.py\nREADME/\n",
-            "src/app.py": "def main():\n    pass\n",
-            "src/my module.py": "x = 1\n",
-            "src/café.py": "x = 'é'\n",
-            "src/empty.py": "",
-            "src/README": "a file named like the directory-only pattern stays\n",
-            "src/sub/README/x.md": "# inside an ignored directory\n",
-            "src/local_debug.py": "x = 1\n",
-            "src/local_keep.py": "x = 1\n",
-            "src/vendor/.quarryignore": "*.js\n",
-            "src/vendor/lib.js": "var x = 1;\n",
-            "src/vendor/lib.py": "x = 1\n",
-            "src/__pycache__/app.cpython-311.pyc": b"\x00\x01",
-            "node_modules/left-pad/index.js": "module.exports = 1;\n",
-            "web/node_modules/x/index.js": "module.exports = 1;\n",
-            "web/app.ts": "export const x = 1;\n",
-            "web/package-lock.json": "{}\n",
-            "web/yarn.lock": "# yarn\n",
-            "Cargo.lock": "# cargo\n",
-            "go.sum": "example.com/x v1.0.0 h1:abc=\n",
-            "uv.lock": "version = 1\n",
-            "custom.lock": "anything\n",
-            "tools/py env/pyvenv.cfg": "home = /usr/bin\n",
-            "tools/py env/lib/site.py": "x = 1\n",
-            ".venv/lib/x.py": "x = 1\n",
-            ".github/workflows/ci.yml": "on: push\n",
-            "logo.png": png_bytes(),
-            "big.py": "x = 1\n" * (1024 * 1024 // 6 + 1),
-        },
-    )
+    write(root, realistic_tree())
 
     selection = select_files(root)
 
@@ -177,6 +178,35 @@ def test_realistic_tree_gives_exact_candidates_and_skip_reasons(tmp_path: Path) 
         "not_source": 1,
         "too_large": 1,
     }
+
+
+def test_named_files_are_judged_as_the_walk_judges_them(tmp_path: Path) -> None:
+    """select_paths, what a watched folder's update reads instead of walking: each file of the realistic tree
+    named alone is selected, passed over for the same reason, or (in a folder the walk passes over) in neither
+    list, as the walk of the whole tree has it."""
+    root = tmp_path / "repo"
+    tree = realistic_tree()
+    write(root, tree)
+    walk = select_files(root)
+    selected = {c.rel_path: c for c in walk.candidates}
+    skipped = dict(walk.skipped)
+    for path in tree:
+        if path.rsplit("/", 1)[-1] in (".gitignore", ".quarryignore"):
+            assert select_paths(root, [path]) is None, path  # its rules change what else is selected
+            continue
+        named = select_paths(root, [path])
+        assert named is not None, path
+        if path in selected:
+            assert named.candidates == [selected[path]] and named.skipped == [], path
+        elif path in skipped:
+            assert named.candidates == [] and named.skipped == [(path, skipped[path])], path
+        else:
+            assert named.candidates == [] and named.skipped == [], path  # in a folder passed over
+    assert select_paths(root, ["src/gone.py", "nowhere/x.py"]) == Selection([], [])
+    assert select_paths(root, ["src"]) is None and select_paths(root, ["src/app.py", "web"]) is None
+    both = select_paths(root, ["web/app.ts", "src/app.py", "notes.txt"])
+    assert both is not None and [c.rel_path for c in both.candidates] == ["src/app.py", "web/app.ts"]
+    assert both.skipped == [("notes.txt", "ignored")]
 
 
 def test_candidate_fields_come_from_the_file_and_classify(tmp_path: Path) -> None:

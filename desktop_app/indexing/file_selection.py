@@ -8,7 +8,7 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -246,6 +246,26 @@ class _Dir:
     rules: tuple[_IgnoreRules, ...]  # from the root's ignore files down to the parent's
 
 
+def select_paths(root: Path, paths: Sequence[str], options: SelectionOptions = SelectionOptions()) -> Selection | None:
+    """What a walk of `root` would tell of these files (paths relative to `root`): the ones it would select, and
+    the reasons it would pass over the others, reading only the folders on their way. A path that does not exist,
+    or lies in a folder the walk would pass over, is in neither list. None where a walk of the whole folder is
+    needed to tell: a folder among the paths, an ignore file, a link on the way."""
+    return _Walk(Path(os.path.abspath(root)), options, lambda: False).named(paths)
+
+
+@dataclass(frozen=True)
+class _NamedFile:
+    """A file named by its path, with what the walk reads of a directory's entry."""
+
+    name: str
+    path: str
+    info: os.stat_result
+
+    def stat(self) -> os.stat_result:
+        return self.info
+
+
 class _Walk:
     def __init__(
         self,
@@ -283,6 +303,60 @@ class _Walk:
         self._skipped.sort()
         top_entries = sum(1 for entry in entries if entry.name not in EXCLUDED_DIR_NAMES)
         return Selection(self._candidates, self._skipped, self._top_ignored_by, top_entries)
+
+    def named(self, paths: Sequence[str]) -> Selection | None:
+        """select_paths: each path judged as the walk judges a directory entry, the folders on its way first."""
+        top = _Dir(os.fspath(self._root), "", ())
+        folders: dict[str, _Dir | None] = {"": _Dir(top.path, "", self._rules_for(top, set(_IGNORE_FILE_NAMES)))}
+        for rel in paths:
+            *parents, name = rel.split("/")
+            if name in _IGNORE_FILE_NAMES:
+                return None
+            folder: _Dir | None = folders[""]
+            for depth in range(len(parents)):
+                key = "/".join(parents[: depth + 1])
+                if key not in folders:
+                    try:
+                        folders[key] = self._named_folder(folders["/".join(parents[:depth])], key, parents[depth])
+                    except _NeedsWalk:
+                        return None
+                folder = folders[key]
+                if folder is None:
+                    break
+            if folder is None:
+                continue  # passed over with its folder, or gone with it
+            path = os.path.join(folder.path, name)
+            try:
+                info = os.lstat(path)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISDIR(info.st_mode) or stat.S_ISLNK(info.st_mode):
+                return None
+            if stat.S_ISREG(info.st_mode):
+                self._visit_file(_NamedFile(name, path, info), rel, folder.rules)
+            else:
+                self._skipped.append((rel, SPECIAL_FILE))
+        self._candidates.sort(key=lambda c: c.rel_path)
+        self._skipped.sort()
+        return Selection(self._candidates, self._skipped)
+
+    def _named_folder(self, parent: _Dir | None, rel: str, name: str) -> _Dir | None:
+        """A folder on a named path's way, with its ignore rules; None when the walk would pass over it (or it is
+        gone); _NeedsWalk when it is a link or no longer a folder."""
+        if parent is None:
+            return None
+        path = os.path.join(parent.path, name)
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISDIR(info.st_mode):
+            raise _NeedsWalk
+        if name in EXCLUDED_DIR_NAMES or os.path.isfile(os.path.join(path, "pyvenv.cfg")):
+            return None
+        if self._ignored(parent.rules, rel, is_dir=True):
+            return None
+        return _Dir(path, rel, self._rules_for(_Dir(path, rel, parent.rules), set(_IGNORE_FILE_NAMES)))
 
     def _stop_requested(self) -> bool:
         self._stopped = self._stopped or self._should_stop()
@@ -376,7 +450,7 @@ class _Walk:
         else:
             self._real_dirs.append(_Dir(entry.path, rel, rules))
 
-    def _visit_file(self, entry: os.DirEntry[str], rel: str, rules: tuple[_IgnoreRules, ...]) -> None:
+    def _visit_file(self, entry: os.DirEntry[str] | _NamedFile, rel: str, rules: tuple[_IgnoreRules, ...]) -> None:
         if self._ignored(rules, rel, is_dir=False):
             self._skipped.append((rel, IGNORED))
             return
@@ -399,6 +473,10 @@ class _Walk:
         self._candidates.append(
             Candidate(rel, Path(entry.path), info.st_size, info.st_mtime_ns, kind.language, kind.kind)
         )
+
+
+class _NeedsWalk(Exception):
+    """A named path that only a walk of the whole folder can judge."""
 
 
 def _identity(path: str) -> object:

@@ -14,10 +14,11 @@ vector, and the next run carries on from there.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from ..store.rows import FileState, FileWrite, NewChunk, Scope, SkippedFile
 from .chunking import CHUNKING_VERSION
 from .documents import chunk_of
 from .file_prep import Document, FilePrep, Prepared, PrepSettings, chunk_ref
-from .file_selection import Candidate, IgnoredTop, SelectionOptions, select_files
+from .file_selection import Candidate, IgnoredTop, Selection, SelectionOptions, select_files, select_paths
 from .git_commits import write_commit
 from .git_worktrees import main_of_linked_worktree, worktrees
 from .indexing_error import IndexingError
@@ -65,6 +66,9 @@ SCOPE_CHECK_S = 1.0
 # Chunks moved into the text index per write (index_pending_text): ~1 s of work on a 2-core laptop, so a
 # search waits at most that long for it.
 TEXT_INDEX_BATCH = 5000
+# A watched folder's update looks at the files its changes name, up to this many; more (a checkout of another
+# branch), and it walks the whole folder, as it does for a folder or an ignore file among them.
+NAMED_PATHS_MAX = 1000
 
 # Skip reason for a file whose name holds bytes the file system encoding cannot decode (Linux allows any):
 # such a name can be neither stored nor tokenized as text.
@@ -168,10 +172,15 @@ class Indexer:
         progress: Callable[[Progress], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
         add: bool = True,
+        changed: Collection[str] = (),
     ) -> Steps[IndexStats]:
         """Index the folder at `root`, adding it to the index unless `add` is False (a watched folder's update:
         a folder removed from the index since is not added back). Raises ScopeRemoved when the folder is not in
-        the index by the end of the run (another window or command removed it): the removal wins."""
+        the index by the end of the run (another window or command removed it): the removal wins.
+
+        `changed`: the absolute paths under `root` that a watcher saw change; the run then looks at those files
+        alone where it can tell what a walk would (select_paths), and walks the whole folder otherwise. On the
+        Linux kernel the walk is 3-4 s of a 10-file change's 7-9 s."""
         started = time.monotonic()
         self._times = StepTimes()
         root = Path(root).expanduser()
@@ -221,7 +230,8 @@ class Indexer:
             stats.base = yield from self._publish(*team, root, reporter, stop)
             if stats.base.cancelled:
                 return self._finish(stats, reporter, started, cancelled=True)
-        cancelled = yield from self._stage_one(scope, root, stats, reporter, stop)
+        named = None if team is not None else _named_paths(root, changed)
+        cancelled = yield from self._stage_one(scope, root, stats, reporter, stop, named)
         if not cancelled:
             self._after_stage(stats, reporter, started)
             cancelled = not (yield from self._fill_vectors(stats, reporter, started, stop))
@@ -256,16 +266,17 @@ class Indexer:
         return report
 
     def _stage_one(
-        self, scope: Scope, root: Path, stats: IndexStats, reporter: ProgressReporter, stop: Callable[[], bool]
+        self,
+        scope: Scope,
+        root: Path,
+        stats: IndexStats,
+        reporter: ProgressReporter,
+        stop: Callable[[], bool],
+        named: list[str] | None = None,
     ) -> Steps[bool]:
-        """Stage 1 of the folder at `root` into `scope`: every file's chunks, symbols and keyword index; True when
-        stopped before the end."""
-        with self._times.step("walk"):
-            selection = select_files(
-                root, self.options.selection, stop, lambda found: reporter.update(files_found=found)
-            )
-        candidates = [c for c in selection.candidates if is_utf8(c.rel_path)]
-        misnamed = len(selection.candidates) - len(candidates)
+        """Stage 1 of the folder at `root` into `scope`: every file's chunks, symbols and keyword index (of the
+        `named` files alone, paths relative to `root`, where that can be told without a walk); True when stopped
+        before the end."""
         states = self.store.file_states(scope.id)
         self._parent_states = self.store.file_states(scope.parent_id) if scope.parent_id else {}
         self._parent_id = scope.parent_id
@@ -274,6 +285,15 @@ class Indexer:
         self._recut = bool(states) and self.store.chunking_of(scope.id) != CHUNKING_VERSION
         if not states:
             self.store.record_chunking(scope.id, CHUNKING_VERSION)
+        selection = None if named is None or self._recut else self._select_named(root, named, states)
+        if selection is None:
+            named = None
+            with self._times.step("walk"):
+                selection = select_files(
+                    root, self.options.selection, stop, lambda found: reporter.update(files_found=found)
+                )
+        candidates = [c for c in selection.candidates if is_utf8(c.rel_path)]
+        misnamed = len(selection.candidates) - len(candidates)
         todo, unchanged = self._plan(candidates, states)
         stats.files_total = len(selection.candidates) + sum(1 for p, _ in selection.skipped if not p.endswith("/"))
         stats.files_unchanged = unchanged
@@ -283,7 +303,8 @@ class Indexer:
         present = {c.rel_path for c in candidates}
         # A folder that could not be listed this time may be back next time: keep what it held.
         unlisted = tuple(p for p, reason in selection.skipped if p.endswith("/") and reason in (UNREADABLE, VANISHED))
-        deleted = [p for p in states if p not in present and not p.startswith(unlisted)]
+        looked_at = states if named is None else [p for p in named if p in states]
+        deleted = [p for p in looked_at if p not in present and not p.startswith(unlisted)]
         if deleted:
             self.store.write_batch(scope.id, self.embedder.model_id, [], deleted=deleted)
         stats.files_deleted = len(deleted)
@@ -301,6 +322,22 @@ class Indexer:
         stats.files_skipped = sum(stats.skipped.values())
         reporter.update(phase="started", files_total=len(todo), bytes_total=sum(c.size for c in todo))
         return (yield from self._run_batches(scope.id, todo, states, stats, reporter, stop))
+
+    def _select_named(self, root: Path, named: list[str], states: dict[str, FileState]) -> Selection | None:
+        """select_paths of the named files; None when a walk of the whole folder is needed (see select_paths),
+        and when a named path that is gone held files of the index (a folder deleted or moved away)."""
+        # A folder holding indexed files that is named too changed its entries, which are named on their own (a
+        # watcher names a file's folder with it); any other folder may be new, and is walked.
+        holding = {p.rsplit("/", 1)[0] for p in states if "/" in p}
+        named = [p for p in named if not (p in holding and os.path.isdir(root / p) and not os.path.islink(root / p))]
+        selection = select_paths(root, named, self.options.selection)
+        if selection is None:
+            return None
+        judged = {c.rel_path for c in selection.candidates} | {p for p, _ in selection.skipped}
+        gone = [p + "/" for p in named if p not in judged and p not in states]
+        if gone and any(p.startswith(tuple(gone)) for p in states):
+            return None
+        return selection
 
     def _after_stage(self, stats: IndexStats, reporter: ProgressReporter, started: float) -> None:
         """Stage 1 is done: the scope's files are all in (collect chunks no file uses any more)."""
@@ -545,6 +582,20 @@ class Indexer:
             refs = [chunk_ref(chunk_of(r), r.chunk_hash, r.ordinal, path) for r in rows[path]]
             writes.append(FileWrite(item.cand.rel_path, size, item.cand.mtime_ns, sha256, item.cand.language, refs))
         return writes
+
+
+def _named_paths(root: Path, changed: Collection[str]) -> list[str] | None:
+    """The changed paths relative to `root`, in POSIX form; None when the whole folder is to be walked: none named,
+    too many, or the folder itself among them (a watcher's sign that changes may have been lost)."""
+    if not changed or len(changed) > NAMED_PATHS_MAX:
+        return None
+    named = []
+    for path in changed:
+        rel = os.path.relpath(path, root)
+        if rel == "." or rel == ".." or rel.startswith(".." + os.sep):
+            return None
+        named.append(rel.replace(os.sep, "/"))
+    return sorted(set(named))
 
 
 def _removed(root: Path) -> ScopeRemoved:

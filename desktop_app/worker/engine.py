@@ -6,7 +6,7 @@ worker's thread (worker.py).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +65,10 @@ class Engine:
             # The fast model reads queries with the default model too: one session serves both.
             self.fast.query_model = self.embedder
         self.indexing_roots: set[str] = set()
+        # Folders whose every file this engine has seen a run's stage 1 through (a walk of all of it, to the end):
+        # only their updates read the changed files alone. A folder whose first run stopped half way holds only
+        # some of its files, and the next update's walk finds the rest.
+        self._walked_roots: set[str] = set()
         # Chunks searches came across without a vector of the configured model: embedded first.
         self.wanted = WantedChunks()
         self.searcher = self._searcher_for_active_model()
@@ -181,8 +185,10 @@ class Engine:
         progress: Callable[[Progress], None] | None,
         should_stop: Callable[[], bool],
         add: bool = True,
+        changed: Collection[str] = (),
     ) -> Steps[IndexStats]:
-        """Index `root` (see Indexer.index; `add` False: only if it is in the index)."""
+        """Index `root` (see Indexer.index_steps; `add` False: only if it is in the index; `changed`: the paths a
+        watcher saw change)."""
         if self.embedder is None:
             raise ModelError(self.model_error or "no embedding model")
         if not self._models_tidied:  # what earlier builds left: once per engine, not on every watched save
@@ -193,7 +199,10 @@ class Engine:
         self.indexing_roots.add(key)
         _log.info("indexing %s into %s", key, self.config.location)
         try:
-            stats = yield from indexer.index_steps(root, progress, should_stop, add)
+            named = changed if key in self._walked_roots else ()
+            stats = yield from indexer.index_steps(root, progress, should_stop, add, named)
+            if "keyword" in stats.stages and "walk" in stats.step_seconds:
+                self._walked_roots.add(key)
             if "full" in stats.stages and self.needs_reembed:
                 # Stage 3 gave every chunk a vector of the configured model: it replaces the old one.
                 self.store.activate_model(self.embedder.model_id, keep=[STATIC_MODEL_ID])

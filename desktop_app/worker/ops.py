@@ -260,13 +260,14 @@ def index(root: Path | str, progress: Callable[[Progress], None] | None = None) 
     )
 
 
-def update(root: str) -> Write[IndexStats]:
+def update(root: str, changed: frozenset[str] = frozenset()) -> Write[IndexStats]:
     """A watched folder's update: as `index`, but a folder that another window or command removed from the index
-    is not added back (ScopeRemoved, and the worker stops watching it)."""
+    is not added back (ScopeRemoved, and the worker stops watching it). `changed`: the paths the watcher saw
+    change, which the run looks at alone where it can (none: the whole folder)."""
     stop = StopFlag()
     return Write(
         UPDATE,
-        lambda engine: engine.index(Path(root), None, stop, add=False),
+        lambda engine: engine.index(Path(root), None, stop, add=False, changed=changed),
         Change.SCOPES | Change.CONTENT,
         (root,),
         stop,

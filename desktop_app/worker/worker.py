@@ -79,7 +79,8 @@ class Worker:
         self._watcher: ChangeWatcher | None = None
         self._watched: set[str] = set()
         self._auto_jobs: dict[str, Future] = {}
-        self._dirty: set[str] = set()
+        # Watched folders that changed while their update ran, with the paths seen changing (none: any of them).
+        self._dirty: dict[str, set[str]] = {}
         self._checked_intact = False  # a write of this session found the index undamaged (see _execute)
         self._away: set[str] = set()  # watched folders not at their path now
 
@@ -127,7 +128,7 @@ class Worker:
     def _unwatch(self, root: str) -> None:
         with self._cond:
             self._watched.discard(root)
-            self._dirty.discard(root)
+            self._dirty.pop(root, None)
             self._away.discard(root)
             watcher = self._watcher
         if watcher is not None:
@@ -146,23 +147,33 @@ class Worker:
             self._changed(root, set())  # files may have changed while it was away, or it is another folder
 
     def _changed(self, root: str, paths: set[str]) -> None:
+        """The paths under a watched folder seen changing (none: any of them may have, as after the folder came
+        back or the watcher's queue overflowed)."""
         with self._cond:
             if root not in self._watched or root in self._away or self._closing:
                 return  # an update of a folder that is away would only fail; it runs when it is back
             running = self._auto_jobs.get(root)
             if running is not None and not running.done():
-                self._dirty.add(root)  # one more run after the current one sees every change
+                # One more run after the current one sees every change.
+                seen = self._dirty.get(root)
+                if seen is None:
+                    self._dirty[root] = set(paths)
+                elif seen and paths:
+                    seen |= paths
+                else:
+                    self._dirty[root] = set()  # any path may have changed
                 return
-            update = self.run(ops.update(root))
+            update = self.run(ops.update(root, frozenset(paths)))
             self._auto_jobs[root] = update
         update.add_done_callback(partial(self._auto_done, root))
 
     def _auto_done(self, root: str, _future: Future) -> None:
         with self._cond:
-            again = root in self._dirty and not self._closing
-            self._dirty.discard(root)
-        if again:
-            self._changed(root, set())
+            paths = self._dirty.pop(root, None)
+            if self._closing:
+                return
+        if paths is not None:
+            self._changed(root, paths)
 
     def close(self, timeout: float | None = 30) -> None:
         with self._cond:
