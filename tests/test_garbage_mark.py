@@ -7,6 +7,8 @@ which schema 7 gives old stores too."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import apsw
 import pytest
 
@@ -59,11 +61,7 @@ def test_a_collection_looks_only_among_the_chunks_of_the_deleted_places(store):
 
 def test_a_store_made_before_schema_12_keeps_its_mark_and_then_collects_among_deleted_places(tmp_path):
     path = tmp_path / "index.db"
-    store = SqliteStore(path)
-    corpus = Corpus(store, seed=25)
-    corpus.write(4, 5)
-    store.collect_garbage()
-    store.close()
+    corpus = written_and_closed(path, seed=25, files=4)
     conn = apsw.Connection(str(path))
     conn.execute(f"{BEFORE_UNPLACED}; PRAGMA user_version = 11")
     conn.close()
@@ -79,6 +77,17 @@ def test_a_store_made_before_schema_12_keeps_its_mark_and_then_collects_among_de
         store.close()
 
 
+def written_and_closed(path: Path, seed: int, files: int) -> Corpus:
+    """A store at `path` of `files` files of 5 chunks, collected once and closed: to be set back to an older
+    schema."""
+    store = SqliteStore(path)
+    corpus = Corpus(store, seed=seed)
+    corpus.write(files, 5)
+    store.collect_garbage()
+    store.close()
+    return corpus
+
+
 def corpus_files(corpus: Corpus, path: str) -> list[FileWrite]:
     """A FileWrite of `path` as the corpus wrote it, for another scope (its chunks reused by hash)."""
     hashes = corpus.files[path]
@@ -90,11 +99,7 @@ def corpus_files(corpus: Corpus, path: str) -> list[FileWrite]:
 
 def test_a_store_made_before_the_mark_looks_at_its_first_collection(tmp_path):
     path = tmp_path / "index.db"
-    store = SqliteStore(path)
-    corpus = Corpus(store, seed=22)
-    corpus.write(3, 5)
-    store.collect_garbage()
-    store.close()
+    written_and_closed(path, seed=22, files=3)
     conn = apsw.Connection(str(path))
     conn.execute("DELETE FROM meta WHERE key = 'no_garbage'")  # as schema 4 left it
     # An unused chunk an earlier build left, as if a run had died between its deletions and its collection.
@@ -111,11 +116,7 @@ def test_a_store_made_before_the_mark_looks_at_its_first_collection(tmp_path):
 
 def test_a_store_made_before_the_chunk_count_counts_its_chunks_at_its_next_collection_then_keeps_the_count(tmp_path):
     path = tmp_path / "index.db"
-    store = SqliteStore(path)
-    corpus = Corpus(store, seed=23)
-    corpus.write(3, 5)
-    store.collect_garbage()
-    store.close()
+    corpus = written_and_closed(path, seed=23, files=3)
     conn = apsw.Connection(str(path))  # as schema 5 left it
     conn.execute(BEFORE_COMPRESSED_TEXT)
     conn.execute(
