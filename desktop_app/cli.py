@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 from . import shared_settings
 from .agent.client_config import CLIENTS, WHERE, claude_add_line, client_config
 from .agent.tools import LOAD_WAIT_S
-from .cli_messages import explain, ignored_top_line
+from .cli_messages import explain, ignored_top_line, page_check_line
 from .desktop_entry import install_for_current_user
 from .editor_command import editor_command, runs_in_terminal
 from .embedding import ModelError
@@ -61,7 +61,7 @@ from .store.location import (
     has_password,
     move_aside,
 )
-from .store.rows import OthersClaims
+from .store.rows import OthersClaims, PageCheck
 from .wording import counted
 from .worker import ops
 from .worker.engine import EngineConfig
@@ -399,7 +399,7 @@ def _worker(
         provider=args.provider,
         index_options=index_options or IndexOptions(),
     )
-    worker = Worker(config, on_change).start()
+    worker = Worker(config, on_change, None if getattr(args, "quiet", False) else _print_page_check).start()
     try:
         if args.model_dir is not None or args.model is not None:
             worker.run(ops.load_model()).result()  # never a silent fallback to the index's model or to exact matching
@@ -654,6 +654,18 @@ def _base_line(base: BaseReport) -> str:
         "unknown": f"  team base: stays at {before}, a commit this clone lacks; fetch to compare",
         "no-tip": "  team base: left as it is (git names no default branch here)",
     }[base.action]
+
+
+def _print_page_check(check: PageCheck) -> None:
+    """The index read whole for damage before a command uses it, on stderr each second: in a terminal one line
+    redrawn (the index's own progress, when it follows, redraws it in turn), in a log the reason once."""
+    tty = sys.stderr.isatty()
+    print(
+        ("\r\033[K" if tty else "") + "quarry: " + page_check_line(check, why=tty or check.seconds == 0),
+        end="\n" if check.done or not tty else "",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 class _ProgressPrinter:

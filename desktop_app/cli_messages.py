@@ -5,7 +5,8 @@ from __future__ import annotations
 from .indexing.file_selection import IgnoredTop
 from .search.request import SearchError, SearchRemedy
 from .store.errors import Remedy, StoreError
-from .wording import counted
+from .store.rows import PageCheck
+from .wording import counted, file_size
 from .worker.ops import ScopeNotFound
 
 _STORE_REMEDIES = {
@@ -48,3 +49,14 @@ def ignored_top_line(files_indexed: int, ignored: IgnoredTop) -> str:
         f"{counted(files_indexed, 'file')}: the folder's {rule.source} excludes {rule.pattern} "
         f"({ignored.entries_ignored:,} of the {ignored.entries:,} entries at its top are ignored); {remedy}"
     )
+
+
+def page_check_line(check: PageCheck, why: bool = True) -> str:
+    """e.g. "checking the whole index (4.1 GB) for damage, as it is not as Quarry last left it (copied, changed by
+    another program, or a run cut off): 12 s" (without the reason unless `why`), and at its end "checked the whole
+    index (4.1 GB) for damage in 16 s"."""
+    size = file_size(check.size_bytes)
+    if check.done:
+        return f"checked the whole index ({size}) for damage in {check.seconds:.0f} s"
+    reason = ", as it is not as Quarry last left it (copied, changed by another program, or a run cut off)"
+    return f"checking the whole index ({size}) for damage{reason if why else ''}: {check.seconds:.0f} s"

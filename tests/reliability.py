@@ -10,9 +10,11 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import apsw
 import pytest
 
 from desktop_app.store.sqlite.connection import open_connection
+from desktop_app.store.sqlite.soundness import OPEN_CHECK_MAX_BYTES
 
 REPO = Path(__file__).resolve().parent.parent
 QUARRY = [sys.executable, "-m", "desktop_app"]
@@ -79,6 +81,19 @@ def damage_middle(db: Path) -> None:
     with open(db, "r+b") as f:
         f.seek(db.stat().st_size // 2)
         f.write(random.Random(8).randbytes(8192))
+
+
+def grow_past_the_open_check(db: Path) -> None:
+    """Make the index bigger than OPEN_CHECK_MAX_BYTES with real rows of its own (a long search history)."""
+    conn = apsw.Connection(str(db))
+    with conn:
+        conn.executemany(
+            "INSERT INTO history (at, query, scope_root, mode, result_count, top_score, duration_ms) "
+            "VALUES (?, ?, '', 'hybrid', 0, 0, 0)",
+            ((float(i), f"query {i} " + "x" * 4000) for i in range((OPEN_CHECK_MAX_BYTES >> 12) + 1000)),
+        )
+    conn.close()
+    assert db.stat().st_size > OPEN_CHECK_MAX_BYTES
 
 
 def write_tree(root: Path, count: int, word: str) -> Path:

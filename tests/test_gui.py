@@ -40,13 +40,14 @@ from desktop_app.ui.settings_dialog import Preferences, SettingsDialog  # noqa: 
 from desktop_app.ui.shortcuts_dialog import ShortcutsDialog  # noqa: E402
 from desktop_app.ui.single_instance import InstanceChannel, channel_name  # noqa: E402
 from desktop_app.ui.skipped_dialog import SkippedDialog  # noqa: E402
+from desktop_app.wording import file_size  # noqa: E402
 from desktop_app.worker import ops  # noqa: E402
 from desktop_app.worker.operations import REEMBED  # noqa: E402
 from desktop_app.worker.worker import EngineConfig  # noqa: E402
 
 from .gitrepo import git, init_repo  # noqa: E402
 from .model_dirs import other_model_dir  # noqa: E402
-from .reliability import damage_middle, quarry  # noqa: E402
+from .reliability import damage_middle, grow_past_the_open_check, quarry  # noqa: E402
 from .team_server import database_of  # noqa: E402
 
 EMAIL_PACKAGE = Path(sys.base_prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "email"
@@ -786,6 +787,29 @@ def test_an_index_damaged_inside_is_explained_when_the_window_opens_it(qtbot, qa
     win.question_dialog.button(QMessageBox.StandardButton.Cancel).click()
     qtbot.waitUntil(task.done, timeout=30_000)
     assert task.result() is False and "is damaged (" in win.banner.text()
+    win.close()
+    win.bridge.shutdown()
+
+
+def test_a_big_index_read_whole_as_the_window_opens_it_is_said_in_the_status_bar(
+    qtbot, qasync_loop, gui_settings, index_copy
+):
+    """A copied 4.1 GB index was read whole for 16 s under "Opening the index…" and nothing else. Now the status
+    bar says that the whole index is being checked, why, and for how long so far, then that it was."""
+    grow_past_the_open_check(index_copy)
+    size = file_size(index_copy.stat().st_size)
+    win = MainWindow(EngineBridge(), gui_settings)
+    qtbot.addWidget(win)
+    shown: list[str] = []
+    win.bridge.checking.connect(lambda _check: shown.append(win.statusBar().currentMessage()))
+    win.show()
+    assert run(qtbot, win.start(EngineConfig(index_copy))) is True
+    qtbot.waitUntil(lambda: shown and shown[-1].startswith("Checked"), timeout=30_000)
+    assert shown[0] == (
+        f"Checking the whole index ({size}) for damage, as it is not as Quarry last left it (copied, changed by "
+        "another program, or a run cut off) · 0 s"
+    )
+    assert re.fullmatch(rf"Checked the whole index \({size}\) for damage in \d+ s", shown[-1]), shown
     win.close()
     win.bridge.shutdown()
 

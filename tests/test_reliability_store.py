@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import signal
@@ -25,9 +26,10 @@ import pytest
 
 from desktop_app.search.request import SearchRequest
 from desktop_app.store.errors import StoreUnusable
+from desktop_app.store.rows import PageCheck
 from desktop_app.store.sqlite import soundness
 from desktop_app.store.sqlite.connection import move_aside
-from desktop_app.store.sqlite.soundness import OPEN_CHECK_MAX_BYTES
+from desktop_app.wording import file_size
 from desktop_app.worker import ops
 from desktop_app.worker.worker import EngineConfig, Worker
 
@@ -37,6 +39,7 @@ from .reliability import (
     check_invariants,
     chunks_without_vectors,
     damage_middle,
+    grow_past_the_open_check,
     needs_setpriv,
     one_line_error,
     quarry,
@@ -294,24 +297,11 @@ def test_side_files_a_read_only_search_left_do_not_block_writes_once_the_index_i
         assert not side.exists() or side.stat().st_mode & 0o200, side
 
 
-def _grow_past_the_open_check(db: Path) -> None:
-    """Make the index bigger than OPEN_CHECK_MAX_BYTES with real rows of its own (a long search history)."""
-    conn = apsw.Connection(str(db))
-    with conn:
-        conn.executemany(
-            "INSERT INTO history (at, query, scope_root, mode, result_count, top_score, duration_ms) "
-            "VALUES (?, ?, '', 'hybrid', 0, 0, 0)",
-            ((float(i), f"query {i} " + "x" * 4000) for i in range((OPEN_CHECK_MAX_BYTES >> 12) + 1000)),
-        )
-    conn.close()
-    assert db.stat().st_size > OPEN_CHECK_MAX_BYTES
-
-
 def test_damage_in_an_index_too_big_for_the_open_check_is_still_found_before_anything_writes(index_copy, mixed_root):
     """Over 32 MB an open did not check the pages: `scopes` listed a damaged index without a word, and
     `search` answered and wrote its history into the damaged file. Now a big index is checked whenever it
     is not exactly as it was last found sound, so a damage made after a good verdict is found too."""
-    _grow_past_the_open_check(index_copy)
+    grow_past_the_open_check(index_copy)
     healthy = quarry("search", "retry", "--root", mixed_root, "--db", index_copy)
     assert healthy.returncode == 0, healthy.stderr
     assert soundness.known_sound(index_copy)  # this search's own write is remembered as sound
@@ -319,8 +309,35 @@ def test_damage_in_an_index_too_big_for_the_open_check_is_still_found_before_any
     damage_middle(index_copy)
     before = (_digest(index_copy), index_copy.stat().st_mtime_ns)
     for args in (("scopes",), ("search", "retry", "--root", mixed_root), ("history",)):
-        one_line_error(quarry(*args, "--db", index_copy), 1, "is damaged (", "--rebuild")
+        proc = quarry(*args, "--db", index_copy)
+        *checking, proc.stderr = proc.stderr.splitlines()  # the whole read's start and end said, then the error
+        assert {line.split(" (")[0] for line in checking[:-1]} == {"quarry: checking the whole index"}
+        assert checking[-1].startswith("quarry: checked the whole index (")
+        one_line_error(proc, 1, "is damaged (", "--rebuild")
     assert (_digest(index_copy), index_copy.stat().st_mtime_ns) == before and not _broken_copies(index_copy)
+
+
+def test_a_big_index_read_whole_before_use_says_so_each_second_and_when_done(index_copy, mixed_root):
+    """The Linux kernel's 4.1 GB index, copied, was read whole for 16 s (25-37 s from the disk) before a search or
+    an index run said anything. Now the read is said at its start, each second and at its end; an index found
+    sound is not read again, and says nothing."""
+    grow_past_the_open_check(index_copy)
+    wal = Path(f"{index_copy}-wal")
+    size = file_size(index_copy.stat().st_size + (wal.stat().st_size if wal.exists() else 0))
+    first = quarry("search", "retry", "--root", mixed_root, "--db", index_copy)
+    assert first.returncode == 0, first.stderr
+    first_line, *each_second, last_line = first.stderr.splitlines()
+    assert first_line == (
+        f"quarry: checking the whole index ({size}) for damage, as it is not as Quarry last left it (copied, changed "
+        "by another program, or a run cut off): 0 s"
+    )
+    assert re.fullmatch(rf"quarry: checked the whole index \({size}\) for damage in \d+ s", last_line), last_line
+    for line in each_second:
+        assert re.fullmatch(rf"quarry: checking the whole index \({size}\) for damage: \d+ s", line), line
+    again = quarry("search", "retry", "--root", mixed_root, "--db", index_copy)
+    assert again.returncode == 0 and "the whole index" not in again.stderr, again.stderr
+    quiet = quarry("index", mixed_root, "--db", index_copy, "--quiet")  # --quiet says nothing of it either
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
 
 
 def test_a_long_lived_process_does_not_call_the_index_damaged_after_another_process_wrote_it(
@@ -349,13 +366,13 @@ def test_a_big_index_found_sound_is_read_whole_again_only_after_something_else_c
     the file was exactly as the previous run had left it. Now a write reads a big index whole only when it is not
     as a Quarry process last found it sound: its own writes are remembered as sound, damage from outside is not.
     A session that had written and then found damage recorded the file as sound when it closed; no longer."""
-    _grow_past_the_open_check(index_copy)
+    grow_past_the_open_check(index_copy)
     reads: list[Path] = []
     read_whole = soundness.check_pages
 
-    def counted(path: Path) -> None:
+    def counted(path: Path, on_progress: Callable[[PageCheck], None] | None = None) -> None:
         reads.append(path)
-        read_whole(path)
+        read_whole(path, on_progress)
 
     monkeypatch.setattr(soundness, "check_pages", counted)
     other = apsw.Connection(str(index_copy))  # another process's writes, still in the log, as a killed writer's

@@ -3,9 +3,9 @@
 The window runs every engine operation (worker/ops.py) with `await bridge.run(op)`: an awaitable wrapping
 the worker's concurrent future on the running (qasync) loop, so the UI awaits results without blocking. The
 bridge itself only starts, restarts and stops the worker, follows long writes and relays their signals.
-Progress and change notices are emitted on the worker's threads and relayed through queued connections, so
-`progressed` and `changed` listeners always run on the UI thread; a write's notice arrives before its
-awaitable completes.
+Progress, change notices and page checks are emitted on the worker's threads and relayed through queued
+connections, so `progressed`, `changed` and `checking` listeners always run on the UI thread; a write's notice
+arrives before its awaitable completes.
 """
 
 from __future__ import annotations
@@ -38,9 +38,13 @@ class EngineBridge(QObject):
     # A write changed the index (an index run, a watched folder's update, a scope removed, a re-embed):
     # ChangeNotice, on the UI thread.
     changed = Signal(object)
+    # The index file is being read whole for damage before it is used (it is not as Quarry last left it):
+    # PageCheck, on the UI thread, at the start, each second and at the end.
+    checking = Signal(object)
 
     _progress_from_worker = Signal(object)
     _change_from_worker = Signal(object)
+    _check_from_worker = Signal(object)
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
@@ -51,6 +55,7 @@ class EngineBridge(QObject):
         self._starting: asyncio.Future | None = None  # the worker being started, awaited by early jobs
         self._progress_from_worker.connect(self._relay_progress, Qt.ConnectionType.QueuedConnection)
         self._change_from_worker.connect(self.changed, Qt.ConnectionType.QueuedConnection)
+        self._check_from_worker.connect(self.checking, Qt.ConnectionType.QueuedConnection)
 
     @property
     def config(self) -> EngineConfig | None:
@@ -71,7 +76,7 @@ class EngineBridge(QObject):
         """Open the store on a fresh worker thread (waiting for it off the UI thread). A re-embed it starts
         (the configured model differs from the index's) reports progress and can be cancelled like an index
         run."""
-        worker = Worker(config, self._change_from_worker.emit)
+        worker = Worker(config, self._change_from_worker.emit, self._check_from_worker.emit)
         self._starting = asyncio.get_running_loop().run_in_executor(None, worker.start)
         await self._starting
         self._worker, self._config = worker, config

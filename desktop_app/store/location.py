@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from .postgres.urls import display_url as display_url  # a team index URL as sho
 from .postgres.urls import has_password as has_password  # whether a URL holds a password
 from .postgres.urls import is_postgres_url, redact
 from .protocols import Store
+from .rows import PageCheck
 from .sqlite import connection
 from .sqlite.connection import busy_timeout_ms as busy_timeout_ms  # QUARRY_BUSY_TIMEOUT_MS, checked (StoreError)
 from .sqlite.store import SqliteStore, check_sqlite_store
@@ -69,15 +71,20 @@ class StoreLocation:
         return display_url(self.url) if self.url is not None else str(self.path)
 
 
-def open_store(location: StoreLocation | Path | str, ef_search: int = DEFAULT_EF_SEARCH) -> Store:
-    """Open (creating and migrating as needed) the store at `location`; raises StoreError."""
+def open_store(
+    location: StoreLocation | Path | str,
+    ef_search: int = DEFAULT_EF_SEARCH,
+    on_check: Callable[[PageCheck], None] | None = None,
+) -> Store:
+    """Open (creating and migrating as needed) the store at `location`; raises StoreError. `on_check` hears of an
+    index file read whole for damage (a team index is the server's to keep sound: it never is)."""
     where = StoreLocation.of(location)
     if where.url is not None:
         # Imported for a team index only: psycopg is a third of a cold command's start-up (postgres/urls.py).
         from .postgres.store import PostgresStore
 
         return PostgresStore(where.url, ef_search=ef_search)
-    return SqliteStore(where.file)
+    return SqliteStore(where.file, on_check)
 
 
 def check_store(location: StoreLocation | Path | str) -> None:

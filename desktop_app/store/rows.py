@@ -173,6 +173,17 @@ class SkippedFile:
 
 
 @dataclass(frozen=True)
+class PageCheck:
+    """An index file read whole for damage before it is used, because it is not as it was when last found sound
+    (copied, written by something other than Quarry, or left by a run that was cut off): told when the check
+    starts, each second while it reads, and when it ends (`done`)."""
+
+    size_bytes: int  # the file and its write-ahead log
+    seconds: float  # spent reading so far
+    done: bool = False
+
+
+@dataclass(frozen=True)
 class OthersClaims:
     """Chunks other indexers hold live claims on (they are embedding them, or were killed doing so), how many
     indexers hold them, and the seconds until the last of those claims runs out (when a killed indexer's

@@ -58,8 +58,8 @@ from ..session.model import SessionModel
 from ..session.search_session import Enter, SearchSession
 from ..store.errors import Remedy, ScopeRemoved, StoreError, StoreUnusable
 from ..store.location import StoreLocation, default_location, display_url, move_aside
-from ..store.rows import HistoryEntry, ScopeSummary
-from ..wording import counted
+from ..store.rows import HistoryEntry, PageCheck, ScopeSummary
+from ..wording import counted, file_size
 from ..worker import ops
 from ..worker.engine import EngineConfig
 from ..worker.operations import FOLDER_BACK, FOLDER_GONE, UPDATE, Change, ChangeNotice
@@ -377,6 +377,7 @@ class MainWindow(QMainWindow):
         self.bridge.progressed.connect(self._on_progress)
         self.bridge.changed.connect(self._on_change)
         self.bridge.indexing_changed.connect(self._on_indexing_changed)
+        self.bridge.checking.connect(self._on_checking)
 
     # --- engine lifecycle -----------------------------------------------------------------------
 
@@ -744,6 +745,18 @@ class MainWindow(QMainWindow):
             return
         if self.search_now() is not None:
             self._rerun_seq = self.live.seq
+
+    def _on_checking(self, check: PageCheck) -> None:
+        """The index is being read whole for damage before it is used (as it opens, or before a write): said as
+        it goes, since a big one takes seconds to minutes."""
+        size = file_size(check.size_bytes)
+        if check.done:
+            self.statusBar().showMessage(f"Checked the whole index ({size}) for damage in {check.seconds:.0f} s", 5000)
+        else:
+            self.statusBar().showMessage(
+                f"Checking the whole index ({size}) for damage, as it is not as Quarry last left it (copied, "
+                f"changed by another program, or a run cut off) · {check.seconds:.0f} s"
+            )
 
     def _on_indexing_changed(self, running: bool) -> None:
         self.act_cancel_index.setEnabled(running)

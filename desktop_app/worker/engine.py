@@ -24,6 +24,7 @@ from ..indexing.steps import Steps
 from ..indexing.vector_fill import WantedChunks
 from ..search.pipeline import Searcher
 from ..store.location import DEFAULT_EF_SEARCH, StoreLocation, open_store
+from ..store.rows import PageCheck
 from ..store.until_next_write import UntilNextWrite
 from .scope_lookup import scope_containing
 
@@ -50,9 +51,11 @@ class EngineConfig:
 class Engine:
     """What lives on the worker thread. Only the worker calls it."""
 
-    def __init__(self, config: EngineConfig):
+    def __init__(self, config: EngineConfig, on_check: Callable[[PageCheck], None] | None = None):
+        """`on_check` hears of the index file read whole for damage, at the open or before a write (its own
+        thread may call it)."""
         self.config = config
-        self.store = open_store(config.location, config.ef_search)
+        self.store = open_store(config.location, config.ef_search, on_check)
         self.model_error: str | None = None
         # The fast static model: stage 2 of every index run, and the semantic layer of chunks the configured
         # model has not reached yet. It ships with Quarry and loads in a fraction of a second.

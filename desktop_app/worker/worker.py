@@ -31,6 +31,7 @@ from ..indexing.steps import Steps, Wait
 from ..indexing.watcher import ChangeWatcher
 from ..search.request import SearchError
 from ..store.errors import ScopeRemoved
+from ..store.rows import PageCheck
 from . import ops
 from .engine import Engine, EngineConfig
 from .operations import FOLDER_BACK, FOLDER_GONE, UPDATE, Change, ChangeNotice, Read, Write
@@ -61,9 +62,17 @@ class Worker:
     worker's threads: a front end hands it over to its own.
     """
 
-    def __init__(self, config: EngineConfig, on_change: Callable[[ChangeNotice], None] | None = None):
+    def __init__(
+        self,
+        config: EngineConfig,
+        on_change: Callable[[ChangeNotice], None] | None = None,
+        on_check: Callable[[PageCheck], None] | None = None,
+    ):
+        """`on_change` hears of each write's end, `on_check` of the index file read whole for damage (opening an
+        index that changed since it was last found sound takes that long); both from threads of the worker's."""
         self.config = config
         self._on_change = on_change
+        self._on_check = on_check
         self._heap: list[_Job] = []
         self._cond = threading.Condition()
         self._seq = itertools.count()
@@ -194,7 +203,7 @@ class Worker:
 
     def _run(self) -> None:
         try:
-            self._engine = Engine(self.config)
+            self._engine = Engine(self.config, self._on_check)
         except BaseException as exc:
             self._ready.set_exception(exc)
             self._fail_pending(exc)

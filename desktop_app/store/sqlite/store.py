@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import cast
 
@@ -30,6 +30,7 @@ from ..rows import (
     NewChunk,
     OthersClaims,
     OutlineSource,
+    PageCheck,
     PlaceId,
     Scope,
     ScopeSummary,
@@ -101,8 +102,10 @@ def _in_batches(values: Sequence) -> Iterator[tuple[list, str]]:
 class SqliteStore:
     """The embedded implementation of store.protocols.Store."""
 
-    def __init__(self, path: Path | str):
+    def __init__(self, path: Path | str, on_check: Callable[[PageCheck], None] | None = None):
+        """`on_check` hears of a whole read of the file for damage, at the open or before a write (soundness.py)."""
         self.path = Path(path)
+        self._on_check = on_check
         if self.path.exists() and self.path.is_dir():
             raise StoreError(f"{self.path} is a folder, not an index database file", (Remedy.OTHER_STORE,))
         try:
@@ -118,7 +121,7 @@ class SqliteStore:
                 check_version(conn, self.path)  # before anything is written: the file may be another program's
                 size = query_value(conn, int, "PRAGMA page_count") * query_value(conn, int, "PRAGMA page_size")
                 if soundness.needs_check(self.path, size):
-                    soundness.check_pages(self.path)
+                    soundness.check_pages(self.path, on_check)
                 use_wal(conn)
                 migrate(conn, self.path)
         except BaseException:
@@ -146,7 +149,7 @@ class SqliteStore:
         every index run, 46 s of a no-op run's 60."""
         if not soundness.known_sound(self.path):
             try:
-                soundness.check_pages(self.path)
+                soundness.check_pages(self.path, self._on_check)
             except StoreUnusable:
                 self._damaged = True  # so that closing does not record it as sound after all
                 raise
