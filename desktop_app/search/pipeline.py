@@ -123,6 +123,10 @@ class Searcher:
         return any(layer.index.loading for layer in (self.full, self.fast) if layer is not None)
 
     def search(self, request: SearchRequest, indexing_roots: Collection[str] = ()) -> SearchResponse:
+        with self.store.one_generation():
+            return self._search(request, indexing_roots)
+
+    def _search(self, request: SearchRequest, indexing_roots: Collection[str]) -> SearchResponse:
         started = time.perf_counter()
         req = validate(with_inline_filters(request))
         scopes = self._scopes(req)

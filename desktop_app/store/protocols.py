@@ -18,6 +18,7 @@ thread only.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
@@ -77,6 +78,11 @@ class Catalog(Protocol):
     def generation(self) -> Hashable:
         """Changes whenever the index's content may have changed (by this process or another), so readers
         know when what they cached is stale. Recording a search does not change it."""
+        ...
+
+    def one_generation(self) -> AbstractContextManager[None]:
+        """Within it (one search), `generation` is read once and then given again: what the search checks its
+        cached values against is the index as the search began."""
         ...
 
     def close(self) -> None: ...

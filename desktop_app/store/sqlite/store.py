@@ -143,6 +143,10 @@ class SqliteStore:
         what it caches), or a commit by another process (the data version)."""
         return self._conn.total_changes() - self._unseen_rows, self._rows("PRAGMA data_version")[0][0]
 
+    def one_generation(self) -> contextlib.AbstractContextManager[None]:
+        """Nothing to keep: `generation` is this connection's own count and a pragma, with no round trip."""
+        return contextlib.nullcontext()
+
     def check_intact(self) -> None:
         """Raise StoreUnusable when any page of the index is damaged. Reads all of it unless the file is exactly
         as it was last found sound (see soundness.py): the Linux kernel's 9 GB index was read whole before
