@@ -26,7 +26,7 @@ from ..store.rows import ChunkId, HitFilter, PlaceId, Scope
 from .context import FileLines, expand
 from .dedup import merge_overlapping, merge_units
 from .embedding_cache import QueryEmbeddingCache
-from .fusion import Candidate, definition_key, file_key, rank_scores, similarity, uses_outline
+from .fusion import FAST_NAME_WEIGHT, Candidate, definition_key, file_key, rank_scores, similarity, uses_outline
 from .inline_filters import with_inline_filters
 from .query import ParsedQuery, any_terms, parse
 from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRemedy, SearchRequest, validate
@@ -470,11 +470,13 @@ class Searcher:
                 c.code = code[cid]
                 c.semantic, c.layer = similarity(c.code, names.get(cid)), self._full().stage
             elif cid in fast_code:
-                # The name's contextual vector (stage 3 makes those first) where it has one.
-                fast_name = fast_names.get(cid)
-                name = names.get(cid, None if fast_name is None else _on_full_scale(fast_name))
                 c.code = _on_full_scale(fast_code[cid])
-                c.semantic = similarity(c.code, name)
+                if cid in names:  # the name's contextual vector (stage 3 makes those first) where it has one
+                    c.semantic = similarity(c.code, names[cid])
+                else:
+                    fast_name = fast_names.get(cid)
+                    name = None if fast_name is None else _on_full_scale(fast_name)
+                    c.semantic = similarity(c.code, name, FAST_NAME_WEIGHT)
                 c.layer = "fast"
 
     def _fill_outline(self, by_id: dict[PlaceId, Candidate], vector: np.ndarray) -> None:
