@@ -560,6 +560,24 @@ def test_chunking_is_recorded_per_scope_and_a_removed_scope_takes_its_worktrees(
     assert store.vector_ids(MODEL).size == 0
 
 
+def test_one_search_sees_the_index_as_it_began_and_the_next_sees_another_writers_change(fresh):
+    """Store.one_generation: inside it the counter is read once (a team search checked it ~7 times, a round trip
+    each); a write by another process or machine meanwhile moves it for the next search."""
+    store, main, _, _ = fresh
+    other = PostgresStore(store.url) if store.bases is not None else SqliteStore(store.path)
+    try:
+        before = store.generation
+        with store.one_generation():
+            other.write_batch(main, MODEL, [], touched=[("a.py", 102, 3_002)])
+            assert store.generation == before
+            with store.one_generation():  # a search inside it keeps the outer one's view
+                assert store.generation == before
+            assert store.file_states(main)["a.py"].size == 102  # rows are read as they are; only the counter is kept
+        assert store.generation != before
+    finally:
+        other.close()
+
+
 def test_history_is_recorded_newest_first_without_changing_the_generation(fresh):
     store, *_ = fresh
     before = store.generation

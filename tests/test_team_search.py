@@ -187,24 +187,3 @@ def test_a_server_with_iterative_scans_walks_on_past_ef_search_until_k_are_allow
         recalls.append(len(set(ids[:10]) & set(_exact(team, table, query, allowed, 10))) / 10)
     assert search.walks_iteratively
     assert np.mean(recalls) >= 0.9
-
-
-def test_a_search_reads_the_change_counter_once_and_the_next_sees_another_indexers_write(team):
-    """Each value a team search keeps until the next write checked the counter again, a round trip each (~7 a
-    search). Now a search reads it once, as it begins; the next search sees what another indexer wrote since."""
-    _fill(team, "/r/one", files=3, per_file=2, seed=1)
-    scope = team.scope_for_root("/r/one")
-    assert scope is not None
-    other = PostgresStore(team.url)  # another indexer's connection
-    try:
-        before = team.generation
-        with team.one_generation():
-            assert team.generation == before
-            _fill(other, "/r/two", files=2, per_file=2, seed=2)
-            assert team.generation == before  # inside the search: the index as it began
-            with team.one_generation():  # a search inside it keeps the outer one's view
-                assert team.generation == before
-            assert team.scope_for_root("/r/two") is not None  # rows are read as they are, only the counter is kept
-        assert team.generation > before  # the next search sees the write
-    finally:
-        other.close()

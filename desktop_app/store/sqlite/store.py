@@ -134,6 +134,7 @@ class SqliteStore:
         # index's fill (waiting chunks were candidates already).
         self._unseen_rows = 0
         self._damaged = False  # a check since the open found damage
+        self._pinned_generation: tuple[int, int] | None = None  # the counter as the search under way read it
         self._scan_reader = ScanReader(self.path)
 
     @property
@@ -141,11 +142,22 @@ class SqliteStore:
         """Changes whenever the index's content may have changed: rows this connection wrote (counted by
         SQLite, the search history and the text index's fill left out: a search must not make the next one reload
         what it caches), or a commit by another process (the data version)."""
+        if self._pinned_generation is not None:
+            return self._pinned_generation
         return self._conn.total_changes() - self._unseen_rows, self._rows("PRAGMA data_version")[0][0]
 
-    def one_generation(self) -> contextlib.AbstractContextManager[None]:
-        """Nothing to keep: `generation` is this connection's own count and a pragma, with no round trip."""
-        return contextlib.nullcontext()
+    @contextlib.contextmanager
+    def one_generation(self) -> Iterator[None]:
+        """A search reads the counter once (protocols.py): here a pragma, not a round trip as on a team index,
+        but the same view of the index for the whole search."""
+        if self._pinned_generation is not None:  # a search inside a search: the outer one's counter
+            yield
+            return
+        self._pinned_generation = self.generation
+        try:
+            yield
+        finally:
+            self._pinned_generation = None
 
     def check_intact(self) -> None:
         """Raise StoreUnusable when any page of the index is damaged. Reads all of it unless the file is exactly
