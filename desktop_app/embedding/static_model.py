@@ -225,6 +225,10 @@ class StaticEmbedder:
         contextual = self._contextual_query(text)
         if contextual is None:
             return own
+        # Equal parts. The carried part weighed more helps questions about functions and costs questions about
+        # files (hybrid at the end of stage 2, carried part x1 / x1.5 / x2: stdlib dev nl MRR@10 0.502 / 0.509 /
+        # 0.510, a held-out stdlib set 0.458 / 0.459 / 0.456, the doc-comment sets' mean 0.462 / 0.466 / 0.469,
+        # semble-dev NDCG@10 0.8430 / 0.8409 / 0.8390; x0.6: 0.503, 0.460, 0.454), so it stays as trained.
         both = own + contextual
         return (both / max(float(np.linalg.norm(both)), 1e-12)).astype(np.float32)
 
