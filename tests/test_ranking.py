@@ -99,6 +99,43 @@ def test_a_types_own_chunk_gives_way_to_the_member_a_question_describes():
     assert method.score > header.score
 
 
+def test_a_question_saying_what_code_does_is_not_lifted_by_the_file_holding_the_closest_meaning():
+    """A doc comment's first sentence ("Returns the ...") or a request ("parse a ...") asks for the function doing
+    it: the file whose best chunk means most no longer lifts its other functions above it. A noun phrase asks about
+    a part of the code, where that file is the likelier answer."""
+    wanted = candidate("window.py", 1, 0.55)  # its words match the question; its meaning a little less
+    wanted.keyword, wanted.found_keyword = 0.6, True
+    other = candidate("layout.py", 30, 0.60)  # the closest meaning, so its file's meaning is the highest
+    for c in (wanted, other):
+        c.code = c.semantic
+    rank_scores([wanted, other], parse("window size in pixels"), "hybrid", CODE_SEARCH_PRESET)
+    assert other.score > wanted.score
+    for action in ("Returns the window size in pixels.", "compute the window size in pixels"):
+        rank_scores([wanted, other], parse(action), "hybrid", CODE_SEARCH_PRESET)
+        assert wanted.score > other.score, action
+
+
+@pytest.mark.parametrize(
+    ("query", "action"),
+    [
+        ("Returns the root message object.", True),
+        ("Converts a Version object to a string.", True),
+        ("Applies the patch to every file.", True),
+        ("Implements the encoding.TextUnmarshaler interface.", True),
+        ("parse a MIME header into its parts", True),
+        ("Set the target handler for this handler.", True),
+        ("Headers and individual Header types", False),
+        ("Log formatting and handlers", False),  # "log" is a noun here: no object follows it
+        ("how are URL routes registered and matched", False),
+        ("immutable pair container for two related values", False),
+        ("Is a DecodeHookFunc which adds support for weak typing", False),
+        ("Process", False),
+    ],
+)
+def test_a_query_saying_what_code_does_is_told_from_one_naming_a_part_of_it(query, action):
+    assert parse(query).describes_an_action is action
+
+
 def test_the_public_function_outranks_the_private_helper_it_calls():
     """ "Recursively copy a directory tree" describes `copytree` and the `_copytree` doing its work alike."""
     helper, public = candidate("shutil.py", 1, 0.66), candidate("shutil.py", 40, 0.585)

@@ -107,6 +107,196 @@ class ParsedQuery:
         names = set(self.identifiers)
         return sum(1 for token in _TOKEN.findall(self.text) if token not in names) >= SENTENCE_WORDS
 
+    @property
+    def describes_an_action(self) -> bool:
+        """The query says what some code does, as a doc comment's first sentence or a request does: it opens with
+        an action verb, in the third person ("Returns the ...", "Converts a ...") or followed by what it acts on
+        ("parse a MIME header", "set the target handler"). Such a question asks for the function that does it,
+        where a noun phrase ("immutable pair container for two related values") or a "how ..." question asks
+        about a part of the code as a whole."""
+        tokens = _TOKEN.findall(self.text)
+        if len(tokens) < 2:
+            return False
+        first, second = tokens[0].lower(), tokens[1].lower()
+        if first in ACTION_VERBS:
+            return second in OBJECT_OPENERS
+        return any(stem in ACTION_VERBS for stem in _third_person_stems(first))
+
+
+def _third_person_stems(word: str) -> tuple[str, ...]:
+    """The base forms `word` may be the third person of: returns -> return, matches -> match, applies -> apply."""
+    if word.endswith("ies"):
+        return (word[:-3] + "y",)
+    if word.endswith("es"):
+        return (word[:-1], word[:-2])
+    if word.endswith("s") and not word.endswith("ss"):
+        return (word[:-1],)
+    return ()
+
+
+# Verbs a description of what a function does opens with; in the base form they count only before a word that
+# opens their object (OBJECT_OPENERS), since many are nouns as well ("log", "map", "record").
+ACTION_VERBS = frozenset(
+    [
+        "add",
+        "adjust",
+        "allocate",
+        "append",
+        "apply",
+        "assign",
+        "attach",
+        "build",
+        "calculate",
+        "call",
+        "cancel",
+        "check",
+        "clean",
+        "clear",
+        "close",
+        "collect",
+        "combine",
+        "compare",
+        "compile",
+        "compute",
+        "configure",
+        "construct",
+        "convert",
+        "copy",
+        "count",
+        "create",
+        "decode",
+        "delete",
+        "deserialize",
+        "destroy",
+        "detect",
+        "determine",
+        "disable",
+        "dispatch",
+        "display",
+        "download",
+        "emit",
+        "enable",
+        "encode",
+        "ensure",
+        "escape",
+        "evaluate",
+        "execute",
+        "expand",
+        "extract",
+        "fetch",
+        "fill",
+        "filter",
+        "find",
+        "flush",
+        "format",
+        "generate",
+        "get",
+        "handle",
+        "hash",
+        "implement",
+        "initialize",
+        "insert",
+        "install",
+        "invoke",
+        "iterate",
+        "join",
+        "load",
+        "lock",
+        "look",
+        "make",
+        "mark",
+        "match",
+        "merge",
+        "move",
+        "normalize",
+        "notify",
+        "open",
+        "parse",
+        "perform",
+        "pop",
+        "prepare",
+        "print",
+        "process",
+        "push",
+        "put",
+        "read",
+        "receive",
+        "register",
+        "reload",
+        "remove",
+        "rename",
+        "render",
+        "replace",
+        "reset",
+        "resize",
+        "resolve",
+        "restore",
+        "retrieve",
+        "return",
+        "run",
+        "save",
+        "scan",
+        "schedule",
+        "search",
+        "send",
+        "serialize",
+        "set",
+        "show",
+        "sort",
+        "split",
+        "start",
+        "stop",
+        "store",
+        "strip",
+        "submit",
+        "swap",
+        "take",
+        "transform",
+        "translate",
+        "traverse",
+        "trigger",
+        "truncate",
+        "unlock",
+        "unregister",
+        "update",
+        "upload",
+        "validate",
+        "verify",
+        "visit",
+        "wait",
+        "walk",
+        "wrap",
+        "write",
+    ]
+)
+OBJECT_OPENERS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "all",
+        "any",
+        "each",
+        "every",
+        "this",
+        "that",
+        "these",
+        "those",
+        "its",
+        "their",
+        "his",
+        "her",
+        "my",
+        "your",
+        "our",
+        "one",
+        "two",
+        "some",
+        "given",
+        "new",
+    ]
+)
+
 
 def _looks_like_code(token: str) -> bool:
     """`read_file`, `parseHTTP`, `JSONDecoder`: shaped like an identifier, unlike a capitalised word."""
