@@ -66,7 +66,7 @@ from ..schema_names import (
     vector_table_name,
 )
 from ..shared_sql import POSTGRES as SQL
-from ..until_next_write import UntilNextWrite
+from ..until_next_write import PinnedGeneration, UntilNextWrite
 from .connection import ReadOnlyStore, connect, display_url, store_error
 from .vector_search import PgVectorSearch
 
@@ -158,8 +158,7 @@ class PostgresStore:
         self._vector_conns = threading.local()  # each vector-search thread's connection, opened on first use
         self._vector_opened: list[psycopg.Connection] = []
         self._roots: dict[str, str] = {}  # scope id -> this machine's root for it, as last asked about
-        # The counter as the search under way first read it (one_generation), read by its scan threads too.
-        self._pinned_generation: int | None = None
+        self._pin: PinnedGeneration[int] = PinnedGeneration()
         self._keyword_stats: UntilNextWrite[None, dict[str, int]] = UntilNextWrite(lambda: self.generation)
         self._scope_shares: UntilNextWrite[None, dict[str, float]] = UntilNextWrite(lambda: self.generation)
         self._glob_files: UntilNextWrite[tuple, list[int]] = UntilNextWrite(lambda: self.generation)
@@ -222,24 +221,13 @@ class PostgresStore:
 
     def generation_on(self, conn: psycopg.Connection | None = None) -> int:
         """`generation`, read on `conn` where given (a scan thread's own connection), unless a search has it."""
-        pinned = self._pinned_generation
-        if pinned is not None:
-            return pinned
-        return int(self._rows("SELECT n FROM generation WHERE id = 1", conn=conn)[0][0])
+        return self._pin.get(lambda: int(self._rows("SELECT n FROM generation WHERE id = 1", conn=conn)[0][0]))
 
-    @contextlib.contextmanager
-    def one_generation(self) -> Iterator[None]:
+    def one_generation(self) -> contextlib.AbstractContextManager[None]:
         """A search reads the counter once: each value it keeps until the next write checked it again, a round
         trip each, ~7 a search. At 100K chunks (bench_team.py's store, two cores) those reads were 2.7 ms of a
         search's 17 ms at the median; the slowest searches, under load, spent up to 10 ms on them."""
-        if self._pinned_generation is not None:  # a search inside a search: the outer one's counter
-            yield
-            return
-        self._pinned_generation = self.generation_on()
-        try:
-            yield
-        finally:
-            self._pinned_generation = None
+        return self._pin.pinned(self.generation_on)
 
     def check_intact(self) -> None:
         """Nothing to do: the server checks each page it reads (and replays its own log after a crash)."""

@@ -41,6 +41,7 @@ from ..rows import (
 )
 from ..schema_names import NAME_SUFFIX, chunking_meta_key, hit_columns, stored_columns, vector_table_name
 from ..shared_sql import SQLITE as SQL
+from ..until_next_write import PinnedGeneration
 from . import fts_query, path_globs, soundness, text_codec
 from .connection import open_connection, query_value, store_error, translate_errors, use_wal, write_transaction
 from .filters import filter_sql
@@ -134,7 +135,7 @@ class SqliteStore:
         # index's fill (waiting chunks were candidates already).
         self._unseen_rows = 0
         self._damaged = False  # a check since the open found damage
-        self._pinned_generation: tuple[int, int] | None = None  # the counter as the search under way read it
+        self._pin: PinnedGeneration[tuple[int, int]] = PinnedGeneration()
         self._scan_reader = ScanReader(self.path)
 
     @property
@@ -142,22 +143,15 @@ class SqliteStore:
         """Changes whenever the index's content may have changed: rows this connection wrote (counted by
         SQLite, the search history and the text index's fill left out: a search must not make the next one reload
         what it caches), or a commit by another process (the data version)."""
-        if self._pinned_generation is not None:
-            return self._pinned_generation
+        return self._pin.get(self._read_generation)
+
+    def _read_generation(self) -> tuple[int, int]:
         return self._conn.total_changes() - self._unseen_rows, self._rows("PRAGMA data_version")[0][0]
 
-    @contextlib.contextmanager
-    def one_generation(self) -> Iterator[None]:
+    def one_generation(self) -> contextlib.AbstractContextManager[None]:
         """A search reads the counter once (protocols.py): here a pragma, not a round trip as on a team index,
         but the same view of the index for the whole search."""
-        if self._pinned_generation is not None:  # a search inside a search: the outer one's counter
-            yield
-            return
-        self._pinned_generation = self.generation
-        try:
-            yield
-        finally:
-            self._pinned_generation = None
+        return self._pin.pinned(self._read_generation)
 
     def check_intact(self) -> None:
         """Raise StoreUnusable when any page of the index is damaged. Reads all of it unless the file is exactly
