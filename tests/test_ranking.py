@@ -99,6 +99,21 @@ def test_a_types_own_chunk_gives_way_to_the_member_a_question_describes():
     assert method.score > header.score
 
 
+def test_a_type_gives_way_further_to_a_function_when_the_question_says_what_code_does():
+    """go-toml's `Encoder` struct shares its words with "Writes the TOML encoding of v to the stream", the doc comment
+    of `Encoder.Encode`: a type does nothing itself. Asked about a part of the code ("the TOML encoder and its
+    stream"), the type keeps its usual share and the same scores put it first."""
+    struct = candidate("marshal.go", 250, 0.575, "type")
+    method = candidate("marshal.go", 280, 0.51)
+    for c in (struct, method):
+        c.code, c.found_keyword = c.semantic, True
+    struct.keyword, method.keyword = 1.0, 0.6
+    rank_scores([struct, method], parse("Writes the TOML encoding of v to the stream."), "hybrid", CODE_SEARCH_PRESET)
+    assert method.score > struct.score
+    rank_scores([struct, method], parse("the TOML encoder and its output stream"), "hybrid", CODE_SEARCH_PRESET)
+    assert struct.score > method.score
+
+
 def test_a_question_saying_what_code_does_is_not_lifted_by_the_file_holding_the_closest_meaning():
     """A doc comment's first sentence ("Returns the ...") or a request ("parse a ...") asks for the function doing
     it: the file whose best chunk means most no longer lifts its other functions above it. A noun phrase asks about

@@ -12,8 +12,9 @@
   like. The blend is raised when the query's words are in the file's path, and then discounted for
   documentation, configuration and tests unless the query asks for them (the raise too: nvm's test scripts
   are named after the functions they test), and for a type's own chunk (its members are chunks of their
-  own: TYPE_FACTOR); it is raised by the meaning of the chunk's file (the best code
-  cosine among its candidates: FILE_MEANING, and more for the file's best-ranked chunk), and each file's
+  own: TYPE_FACTOR, more for a question that says what code does); it is raised by the meaning of the
+  chunk's file (the best code cosine among its candidates: FILE_MEANING, and more for the file's
+  best-ranked chunk), and each file's
   best-ranked chunk by what the file's outline means (its path and names: FILE_OUTLINE) and by the support
   of the file's other candidates (FILE_SUPPORT); each further definition
   from an already ranked file keeps a share of its blend (SATURATION), compounding.
@@ -166,7 +167,7 @@ def rank_scores(
                     mode,
                     query.keyword_weight if c.layer != "fast" else max(query.keyword_weight, KEYWORD_WEIGHT_FAST),
                 )
-                * chunk_factor(c.hit.chunk_type)
+                * chunk_factor(c.hit.chunk_type, parsed)
                 + PATH_WEIGHT * path_match(c.hit.path, query)
             )
             * kind_factor(c.hit.path, query, c.hit.parent_symbol)
