@@ -130,6 +130,19 @@ def test_a_question_saying_what_code_does_is_not_lifted_by_the_file_holding_the_
         assert wanted.score > other.score, action
 
 
+def test_a_question_saying_what_code_does_keeps_the_second_function_of_a_file_above_a_weaker_one_elsewhere():
+    """A file's second definition gives way to other files (SATURATION) and its best one is lifted by the rest
+    (FILE_SUPPORT), which finds more files for a question about a part of the code. A doc comment asks for one
+    function, often the right file's second-best candidate: there the candidates keep their own order."""
+    best, second = candidate("hashset.go", 58, 0.60), candidate("hashset.go", 29, 0.58)
+    elsewhere = candidate("treeset.go", 40, 0.57)
+    candidates = [best, second, elsewhere]
+    rank_scores(candidates, parse("hash set construction from values"), "hybrid", CODE_SEARCH_PRESET)
+    assert best.score > elsewhere.score > second.score
+    rank_scores(candidates, parse("Creates a new set and adds the passed values."), "hybrid", CODE_SEARCH_PRESET)
+    assert best.score > second.score > elsewhere.score
+
+
 @pytest.mark.parametrize(
     ("query", "action"),
     [

@@ -12,12 +12,12 @@
   like. The blend is raised when the query's words are in the file's path, and then discounted for
   documentation, configuration and tests unless the query asks for them (the raise too: nvm's test scripts
   are named after the functions they test), and for a type's own chunk (its members are chunks of their
-  own: TYPE_FACTOR, more for a question that says what code does); it is raised by the meaning of the
-  chunk's file (the best code cosine among its candidates: FILE_MEANING, and more for the file's
-  best-ranked chunk), and each file's
-  best-ranked chunk by what the file's outline means (its path and names: FILE_OUTLINE) and by the support
-  of the file's other candidates (FILE_SUPPORT); each further definition
-  from an already ranked file keeps a share of its blend (SATURATION), compounding.
+  own: TYPE_FACTOR, more for a question that says what code does); each file's best-ranked chunk is raised
+  by what the file's outline means (its path and names: FILE_OUTLINE). Unless the question says what code
+  does (it then asks for a function, not a file), the blend is also raised by the meaning of the chunk's
+  file (the best code cosine among its candidates: FILE_MEANING, and more for the file's best-ranked chunk),
+  each file's best-ranked chunk by the support of the file's other candidates (FILE_SUPPORT), and each
+  further definition from an already ranked file keeps a share of its blend (SATURATION), compounding.
 * tiers: outside semantic mode, a chunk whose symbol name is the whole query ranks in a tier of its own,
   0.9..0.95 (0.95..1 when spelt as typed), and so does one named as typed among code-like words (`MapAccess
   and SeqAccess`); a name in a sentence is keyword evidence only, as strong as its words' match
@@ -135,7 +135,8 @@ def rank_scores(
     """Set every candidate's score: its blend, weighed in hybrid mode by the evidence around it (evidence.py),
     plus the rerank boosts, in its tier; in hybrid mode each further definition from an already ranked file
     then loses a share (SATURATION), so ten hits of one file do not push a second relevant file off the
-    first page. Exact and semantic modes keep their plain blend, as the user asked."""
+    first page, unless the question says what code does (it asks for a function, not a file). Exact and
+    semantic modes keep their plain blend, as the user asked."""
     # `Request` typed: the class, before a `request` method. A name spelt as typed in code-like words (`MapAccess and
     # SeqAccess`, `def parse_args`) takes the tier too; a name in a sentence does not, and counts as its words'
     # keyword match: "Returns a DecodeHookFunc that converts strings to net.IP" describes a function that returns
@@ -180,19 +181,29 @@ def rank_scores(
             return [b * weight + x for b, x in zip(bases, boosts, strict=True)]
 
         before = standing()  # the file's meaning and its outline both pick a file's best from the same standing
-        # A question that says what code does ("Returns the ...", "parse a MIME header") asks for a function, and
-        # the file holding the closest meaning is then no likelier to hold it. Hybrid at the end of stage 2,
-        # with the file's meaning for such questions / without: stdlib dev nl MRR@10 0.502 / 0.512, a held-out
-        # stdlib set 0.458 / 0.462, the doc-comment sets' mean 0.462 / 0.469 (each of the five up); semble-dev
-        # 0.8430 both (none of its questions opens so). Half of it: 0.507, 0.460, 0.466. On the full index the
-        # file's meaning cost the stdlib dev set 0.567 -> 0.564 when it came (evidence.py).
-        if not parsed.describes_an_action:
+        # A question that says what code does ("Returns the ...", "parse a MIME header") asks for a function, not a
+        # file: the evidence about files that serves questions about a part of the code (semble-dev's answers are
+        # files) is left out for it. The file holding the closest meaning is no likelier to hold that function
+        # (FILE_MEANING); a file with many near misses lifts its best one over the right function elsewhere
+        # (FILE_SUPPORT); and the function is often the second-best candidate of the right file, which SATURATION
+        # would push below other files. Hybrid at the end of stage 2, the file's meaning for such questions / not:
+        # stdlib dev nl MRR@10 0.502 / 0.512, a held-out stdlib set 0.458 / 0.462, the doc-comment sets' mean 0.462
+        # / 0.469; half of it 0.507, 0.460, 0.466. Then on the full index (every stage), support and saturation
+        # for such questions / neither: the doc-comment sets' mean 0.503 / 0.515 (Go 0.467 -> 0.475, TypeScript
+        # 0.564 -> 0.591, Java 0.546 -> 0.560, Rust 0.467 -> 0.475, C 0.472 both), stdlib dev 0.574 -> 0.576,
+        # held-out 0.514 -> 0.517; without support alone 0.512, without saturation alone 0.508; without the
+        # outline's raise as well 0.515, stdlib dev 0.575 (kept). At the end of stage 2: doc-comment mean 0.483 ->
+        # 0.489 (Rust 0.505 -> 0.483, the other four up), stdlib dev 0.515 -> 0.517, held-out 0.463 -> 0.471.
+        # semble-dev is unchanged by construction: none of its questions opens with an action verb.
+        about_files = not parsed.describes_an_action
+        if about_files:
             _file_meaning(candidates, bases, before)
         if uses_outline(parsed, mode):
             _file_outline(candidates, bases, before)
-        _support_files(candidates, bases, standing())
-        after = standing()
-        _saturate(candidates, bases, sorted(range(len(candidates)), key=lambda i: (-tiers[i], -after[i])))
+        if about_files:
+            _support_files(candidates, bases, standing())
+            after = standing()
+            _saturate(candidates, bases, sorted(range(len(candidates)), key=lambda i: (-tiers[i], -after[i])))
     else:
         bases = [blend(c, mode) for c in candidates]
     for i, c in enumerate(candidates):
