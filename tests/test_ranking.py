@@ -152,6 +152,9 @@ def test_a_question_saying_what_code_does_keeps_the_second_function_of_a_file_ab
         ("Implements the encoding.TextUnmarshaler interface.", True),
         ("parse a MIME header into its parts", True),
         ("Set the target handler for this handler.", True),
+        ("Instantiates a new empty set and adds the passed values.", True),
+        ("Return true if the stack is empty.", True),
+        ("Check whether the path is absolute.", True),
         ("Headers and individual Header types", False),
         ("Log formatting and handlers", False),  # "log" is a noun here: no object follows it
         ("how are URL routes registered and matched", False),
