@@ -165,6 +165,9 @@ def test_a_question_saying_what_code_does_keeps_the_second_function_of_a_file_ab
 )
 def test_a_query_saying_what_code_does_is_told_from_one_naming_a_part_of_it(query, action):
     assert parse(query).describes_an_action is action
+    # such a question asks for a function, whose name often restates it: the fast layer weighs the name more
+    expected = fusion.FAST_NAME_WEIGHT_ACTION if action else fusion.FAST_NAME_WEIGHT
+    assert fusion.fast_name_weight(parse(query)) == expected > 0
 
 
 def test_the_public_function_outranks_the_private_helper_it_calls():

@@ -26,7 +26,7 @@ from ..store.rows import ChunkId, HitFilter, PlaceId, Scope
 from .context import FileLines, expand
 from .dedup import merge_overlapping, merge_units
 from .embedding_cache import QueryEmbeddingCache
-from .fusion import FAST_NAME_WEIGHT, Candidate, definition_key, file_key, rank_scores, similarity, uses_outline
+from .fusion import Candidate, definition_key, fast_name_weight, file_key, rank_scores, similarity, uses_outline
 from .inline_filters import with_inline_filters
 from .query import ParsedQuery, any_terms, parse
 from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRemedy, SearchRequest, validate
@@ -476,7 +476,7 @@ class Searcher:
                 else:
                     fast_name = fast_names.get(cid)
                     name = None if fast_name is None else _on_full_scale(fast_name)
-                    c.semantic = similarity(c.code, name, FAST_NAME_WEIGHT)
+                    c.semantic = similarity(c.code, name, fast_name_weight(query.parsed))
                 c.layer = "fast"
 
     def _fill_outline(self, by_id: dict[PlaceId, Candidate], vector: np.ndarray) -> None:
