@@ -1,9 +1,9 @@
 """The fast model: Quarry's own static code model, a token table averaged per text.
 
-The table ships in resources/models/quarry-static-code-256-v2/ (its card says how it was trained: the default
+The table ships in resources/models/quarry-static-code-256-v3/ (its card says how it was trained: the default
 model as teacher over 215,000 chunks, names and outlines of 314 permissively licensed packages in 17
-languages, then a contrastive step on 43,545 doc comment -> function pairs from the same packages,
-desktop_app/training/). It replaced a table distilled from the default model on first use (each token alone
+languages, then two contrastive rounds on doc comment -> function pairs from the same packages (43,545, then
+83,426), desktop_app/training/). It replaced a table distilled from the default model on first use (each token alone
 through MiniLM, PCA, Zipf-rank SIF weights), which froze a machine's first index for 20-40 s and ranked
 worse: semantic mode alone, stdlib dev nl MRR@10 0.362 -> 0.432, semble-dev NDCG@10 0.669 -> 0.709.
 
@@ -48,17 +48,17 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 
-STATIC_MODEL_ID = "quarry-static-code-256-v2"
+STATIC_MODEL_ID = "quarry-static-code-256-v3"
 # Earlier fast models: an index that holds their vectors drops them on its next run (worker.Engine.index).
-RETIRED_STATIC_MODEL_IDS = ("quarry-static-minilm-256", "quarry-static-code-256")
+RETIRED_STATIC_MODEL_IDS = ("quarry-static-minilm-256", "quarry-static-code-256", "quarry-static-code-256-v2")
 STATIC_SOURCE = "fast"
 STATIC_DIMS = 256
 CODES_FILE = "codes.npy"  # int8 (vocabulary, dims): each row's values over its scale
 SCALES_FILE = "scales.npy"  # float32 (vocabulary,)
-CODES_SHA256 = "294d8b7f0fd2c8eb5c14c19a5a714ec37788e55d7ca633ea75664ad68d132d6e"
-SCALES_SHA256 = "17e7ea7eef27df0cf04bce54b0a39f1b48d23e33f93d4dd6a6818d26f76fa1b6"
+CODES_SHA256 = "5f3e90bc4043859ccd8488b2c6f56121c70ad899351fefd3d145633dda4bf1a5"
+SCALES_SHA256 = "6c99b6798c8ad04e9b797be6683e2e66b78ba3e2c650114fb1aec8fa754c9ff6"
 QUERY_MAP_FILE = "query_map.npy"  # float32 (the default model's dims, dims): its query embedding into the table's space
-QUERY_MAP_SHA256 = "9ef7715bdecb3472a035772845475ff44a90a431a4a77584fd3f6c1d1f510862"
+QUERY_MAP_SHA256 = "93d823a7df271c262fa83ed3df01bf04c087a7da0547742b07c2d07fa04f7695"
 # Chunks are sized for the default model's tokenizer, which the table shares, so both layers share one chunking.
 MAX_TOKENS = 256
 MAX_WORDS = 1 << 16  # words remembered with their vectors (_word_rows): 64 MB of float32 rows
