@@ -98,6 +98,8 @@ def test_the_fast_models_vectors_are_those_of_the_whole_texts_tokens(monkeypatch
         ids = tokenizer.encode(expand_identifiers(text), add_special_tokens=False).ids
         want = table[ids].sum(axis=0) if ids else np.zeros(table.shape[1], dtype=np.float32)
         want = want / max(float(np.linalg.norm(want)), 1e-12)
-        np.testing.assert_allclose(got[row], want, atol=1e-6)
+        # The model sums a text's words (each word's pieces summed once) where this sums its pieces: float32 sums of
+        # up to ~1,000 rows in another order, which differed by 1.07e-6 in one component with v3's table.
+        np.testing.assert_allclose(got[row], want, atol=1e-5)
     model.embed_documents(["brand_new_word another_unseen_word"])
     assert len(model._words.index) <= 500  # forgotten once full, however much one call brought
