@@ -464,6 +464,7 @@ class Searcher:
             rest = [cid for cid in chunk_ids if cid not in code]
             fast_code = self.fast.index.similarities(query.fast_vector, rest)
             fast_names = self.fast.index.similarities(query.fast_vector, rest, names=True)
+        fast_weight = fast_name_weight(query.parsed)
         for c in by_id.values():
             cid = c.hit.chunk_id
             if cid in code:
@@ -476,7 +477,7 @@ class Searcher:
                 else:
                     fast_name = fast_names.get(cid)
                     name = None if fast_name is None else _on_full_scale(fast_name)
-                    c.semantic = similarity(c.code, name, fast_name_weight(query.parsed))
+                    c.semantic = similarity(c.code, name, fast_weight)
                 c.layer = "fast"
 
     def _fill_outline(self, by_id: dict[PlaceId, Candidate], vector: np.ndarray) -> None:

@@ -7,6 +7,7 @@ or `-` are never operators: the store searches for the terms as text.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -107,7 +108,7 @@ class ParsedQuery:
         names = set(self.identifiers)
         return sum(1 for token in _TOKEN.findall(self.text) if token not in names) >= SENTENCE_WORDS
 
-    @property
+    @functools.cached_property  # read per candidate while ranking (a type's chunk, the file evidence, names)
     def describes_an_action(self) -> bool:
         """The query says what some code does, as a doc comment's first sentence or a request does: it opens with
         an action verb, in the third person ("Returns the ...", "Converts a ...") or followed by what it acts on

@@ -74,17 +74,11 @@ def main(argv: list[str] | None = None) -> int:
         report = train([t["text"] for t in texts], runner, tokenizer, Path(scratch), [SCHEDULE])
         print(report, file=sys.stderr)
         pairs = mine_pairs(source_files(cache / "index.jsonl"), PAIRS_PER_LANGUAGE, SEED)
-        questions = student_ids([p["question"] for p in pairs], tokenizer)
-        answers = student_ids([p["answer"] for p in pairs], tokenizer)
         start = load_table(Path(scratch) / f"{SCHEDULE[0]}-{SCHEDULE[1]:g}-plain.npz")
-        tuned, losses = train_contrastive(start, questions, answers, *CONTRASTIVE)
-        print(f"{len(pairs)} pairs, loss by epoch {losses}", file=sys.stderr)
+        tuned = _contrastive_round(start, pairs, tokenizer, *CONTRASTIVE)
         per_language, seed, epochs, rate = SECOND_ROUND
         more = mine_pairs(source_files(cache / "index.jsonl"), per_language, seed)
-        more_questions = student_ids([p["question"] for p in more], tokenizer)
-        more_answers = student_ids([p["answer"] for p in more], tokenizer)
-        tuned, losses = train_contrastive(dequantize(*quantize(tuned)), more_questions, more_answers, epochs, rate)
-        print(f"second round: {len(more)} pairs, loss by epoch {losses}", file=sys.stderr)
+        tuned = _contrastive_round(dequantize(*quantize(tuned)), more, tokenizer, epochs, rate)
         codes, scales = quantize(tuned)
         # The map is fitted to the table as the app reads it: after quantizing.
         query_map, losses = fit_query_map(dequantize(codes, scales), pairs, tokenizer, runner, *QUERY_MAP)
@@ -95,6 +89,15 @@ def main(argv: list[str] | None = None) -> int:
             shutil.copyfile(Path(scratch) / name, target / name)
             print(f"{name} sha256 {hashlib.sha256((target / name).read_bytes()).hexdigest()}")
     return 0
+
+
+def _contrastive_round(table: np.ndarray, pairs: list[dict], tokenizer: Path, epochs: int, rate: float) -> np.ndarray:
+    """The table moved towards the pairs, anchored to where it starts (contrastive.py)."""
+    questions = student_ids([p["question"] for p in pairs], tokenizer)
+    answers = student_ids([p["answer"] for p in pairs], tokenizer)
+    tuned, losses = train_contrastive(table, questions, answers, epochs, rate)
+    print(f"{len(pairs)} pairs, loss by epoch {losses}", file=sys.stderr)
+    return tuned
 
 
 if __name__ == "__main__":
