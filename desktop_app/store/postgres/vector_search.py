@@ -196,7 +196,9 @@ class PgVectorSearch:
     ) -> list[tuple[ChunkId, float]]:
         """The k nearest allowed chunks by an iterative walk that checks each candidate against the filter in
         the server and goes on until k pass (or it has read MAX_SCAN_TUPLES). Relaxed order: the walk may
-        yield a candidate after a nearer one it finds later, so the k found are sorted again."""
+        yield a candidate after a nearer one it finds later, so the k found are sorted again: here, not in SQL,
+        where PostgreSQL 17 and later took the inner ORDER BY's order for the outer's (the two distances are one
+        expression once the query's vector is bound) and left the relaxed order as it came."""
         cond, args = self.store.filter_sql(scope_ids, where)
         files = self.store.file_join(where)
         # The first MAX_EF_SEARCH candidates are those of the cost model's walk; the walk goes on from there.
@@ -207,10 +209,10 @@ class PgVectorSearch:
             f"WITH w AS MATERIALIZED (SELECT v.chunk_id, v.embedding <=> %s AS d FROM {table} v "
             f"WHERE EXISTS (SELECT 1 FROM file_chunk fc {files}"
             f"WHERE fc.chunk_id = v.chunk_id AND {cond}) ORDER BY v.embedding <=> %s LIMIT %s) "
-            "SELECT chunk_id, 1 - d FROM w ORDER BY d",
+            "SELECT chunk_id, 1 - d FROM w",
             [vector, *args, vector, k],
         ).fetchall()
-        return [(ChunkId(r[0]), float(r[1])) for r in rows]
+        return sorted(((ChunkId(r[0]), float(r[1])) for r in rows), key=lambda hit: -hit[1])
 
     def _exact(
         self, conn: psycopg.Connection, table: str, vector: np.ndarray, allowed: np.ndarray, k: int
