@@ -68,6 +68,7 @@ from synthetic_corpus import MODEL_ID, ROOT, STDLIB, write_corpus  # noqa: E402
 
 from desktop_app.indexing.steps import run_to_end  # noqa: E402
 from desktop_app.search.pipeline import FETCH, Searcher  # noqa: E402
+from desktop_app.store.postgres.pgvector_features import installed_version, vector_type  # noqa: E402
 from desktop_app.store.postgres.store import PostgresStore  # noqa: E402
 from desktop_app.store.postgres.vector_search import PgVectorSearch  # noqa: E402
 from desktop_app.store.rows import NO_FILTER  # noqa: E402
@@ -156,9 +157,10 @@ def build_team_store(url: str, chunks: int, dims: int, others: int, checkouts: i
             store.mark_indexed(copy.id)
         rows_s = time.perf_counter() - started
         started = time.perf_counter()
+        kind = vector_type(installed_version(store.execute_read))  # as register_model made the tables
         for name in names:
             store._conn.execute(
-                f"CREATE INDEX {name}_hnsw ON {name} USING hnsw (embedding vector_cosine_ops) "
+                f"CREATE INDEX {name}_hnsw ON {name} USING hnsw (embedding {kind}_cosine_ops) "
                 "WITH (m = 16, ef_construction = 64)"
             )
         store._conn.execute("VACUUM ANALYZE")  # statistics, and the visibility map index-only scans read
@@ -329,6 +331,7 @@ def real_vector_recall(args: argparse.Namespace, server: Server) -> dict:
     import glob
 
     import psycopg
+    from pgvector import HalfVector
     from pgvector.psycopg import register_vector
 
     code: dict[bytes, np.ndarray] = {}
@@ -355,19 +358,21 @@ def real_vector_recall(args: argparse.Namespace, server: Server) -> dict:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         register_vector(conn)
-        conn.execute(f"CREATE TABLE real_vec (id bigint PRIMARY KEY, embedding vector({corpus.shape[1]}))")
+        # The column type the team index gives a model's vectors on this server (half precision from pgvector 0.7).
+        kind = vector_type(installed_version(lambda sql: conn.execute(sql).fetchall()))
+        conn.execute(f"CREATE TABLE real_vec (id bigint PRIMARY KEY, embedding {kind}({corpus.shape[1]}))")
         with conn.cursor() as cur, cur.copy("COPY real_vec (id, embedding) FROM STDIN WITH (FORMAT BINARY)") as copy:
-            copy.set_types(["int8", "vector"])
+            copy.set_types(["int8", kind])
             for i, row in enumerate(corpus):
-                copy.write_row((i, row))
+                copy.write_row((i, HalfVector(row) if kind == "halfvec" else row))
         started = time.perf_counter()
         conn.execute(
-            "CREATE INDEX ON real_vec USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+            f"CREATE INDEX ON real_vec USING hnsw (embedding {kind}_cosine_ops) WITH (m = 16, ef_construction = 64)"
         )
         build_s = time.perf_counter() - started
         conn.execute("ANALYZE real_vec")
         truth = [set(np.argsort(-(corpus @ q))[:10].tolist()) for q in queries]
-        out: dict = {"vectors": len(corpus), "queries": len(queries), "hnsw_build_s": round(build_s, 1)}
+        out: dict = {"vectors": len(corpus), "queries": len(queries), "type": kind, "hnsw_build_s": round(build_s, 1)}
         for ef in args.ef:
             found, times = [], []
             for q in queries:
