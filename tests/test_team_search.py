@@ -20,7 +20,6 @@ from desktop_app.store.postgres import vector_search
 from desktop_app.store.postgres.pgvector_features import (
     HALFVEC_SINCE,
     ITERATIVE_SCAN_SINCE,
-    installed_version,
     vector_type,
 )
 from desktop_app.store.postgres.store import PostgresStore
@@ -169,7 +168,7 @@ def test_a_server_with_iterative_scans_walks_on_past_ef_search_until_k_are_allow
     HNSW index on, checking each candidate's scope in the server, until k pass; the k are the allowed ones
     nearest the query, as exact search finds them. A walk that stops at the ceiling keeps about half of k."""
     monkeypatch.setattr(vector_search, "MAX_EF_SEARCH", 50)
-    version = installed_version(team.execute_read)
+    version = team.pgvector_version
     if version < ITERATIVE_SCAN_SINCE:
         pytest.skip(f"the server's pgvector {version} has no iterative index scan (0.8 and later)")
     _fill(team, "/r/one", files=250, per_file=10, seed=1)
@@ -200,7 +199,7 @@ def test_new_vector_tables_are_half_precision_where_the_server_has_it_and_search
     their rows and HNSW indexes take about half the server's memory; an older pgvector (the suite's 0.6.2) keeps
     `vector`. Either way a search reads them alike: each similarity is the float32 cosine within float16's
     rounding, and the nearest chunks, walked or scored exactly, are those exact float32 search finds."""
-    version = installed_version(team.execute_read)
+    version = team.pgvector_version
     kind = vector_type(version)
     assert kind == ("halfvec" if version >= HALFVEC_SINCE else "vector")
     search = PgVectorSearch(team, MODEL, DIMS)
@@ -217,7 +216,8 @@ def test_new_vector_tables_are_half_precision_where_the_server_has_it_and_search
     scope = team.create_scope("/r/half")
     refs, chunks = zip(*(_chunk("src/h.x", n, f"text {n}", f"name_{n}", v) for n, v in enumerate(vectors)), strict=True)
     team.write_batch(scope.id, MODEL, list(chunks), [FileWrite("src/h.x", 10, 1, "h", "python", list(refs))])
-    ids = np.array([team._chunk_ids(team._conn, [c.hash])[c.hash] for c in chunks], dtype=np.int64)
+    stored = team._chunk_ids(team._conn, [c.hash for c in chunks])
+    ids = np.array([stored[c.hash] for c in chunks], dtype=np.int64)
     allowed = search.allowed([scope.id])
     for _ in range(5):
         query = rng.standard_normal(DIMS).astype(np.float32)

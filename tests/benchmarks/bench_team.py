@@ -157,7 +157,7 @@ def build_team_store(url: str, chunks: int, dims: int, others: int, checkouts: i
             store.mark_indexed(copy.id)
         rows_s = time.perf_counter() - started
         started = time.perf_counter()
-        kind = vector_type(installed_version(store.execute_read))  # as register_model made the tables
+        kind = vector_type(store.pgvector_version)  # as register_model made the tables
         for name in names:
             store._conn.execute(
                 f"CREATE INDEX {name}_hnsw ON {name} USING hnsw (embedding {kind}_cosine_ops) "
@@ -208,7 +208,7 @@ def search_side_by_side(args: argparse.Namespace, server: Server, chunks: int) -
         cost_model = PostgresStore(url)
         searchers["team_cost_model"] = Searcher(cost_model, vectors)
         index = searchers["team_cost_model"].full.index  # type: ignore[union-attr]
-        index._iterative = False  # type: ignore[attr-defined]
+        index.walks_iteratively = False  # type: ignore[attr-defined]
     if args.baseline_store:  # the team store as another revision wrote it, on the same server
         searchers["team_baseline"] = Searcher(baseline_store_class(args.baseline_store)(url), vectors)
     run_to_end(searchers["sqlite"].warm_up())
@@ -292,7 +292,7 @@ def filtered_recall(local: SqliteStore, team: PostgresStore, requests, vectors, 
     the default ef_search) against exact search over the allowed chunks, for the benchmark's filtered queries."""
     filtered = [r for r in requests if r.filters.hit_filter() != NO_FILTER]
     search = PgVectorSearch(team, MODEL_ID, 384)
-    search._iterative = iterative
+    search.walks_iteratively = iterative
     scope_ids = [team.scope_for_root(ROOT).id]
     top_id = int(local.scope_chunk_ids([local.scope_for_root(ROOT).id])[-1]) + 1
     allowed = [search.allowed(scope_ids, r.filters.hit_filter()) for r in filtered]
@@ -359,7 +359,7 @@ def real_vector_recall(args: argparse.Namespace, server: Server) -> dict:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         register_vector(conn)
         # The column type the team index gives a model's vectors on this server (half precision from pgvector 0.7).
-        kind = vector_type(installed_version(lambda sql: conn.execute(sql).fetchall()))
+        kind = vector_type(installed_version(conn))
         conn.execute(f"CREATE TABLE real_vec (id bigint PRIMARY KEY, embedding {kind}({corpus.shape[1]}))")
         with conn.cursor() as cur, cur.copy("COPY real_vec (id, embedding) FROM STDIN WITH (FORMAT BINARY)") as copy:
             copy.set_types(["int8", kind])

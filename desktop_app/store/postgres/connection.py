@@ -11,7 +11,7 @@ from pgvector.psycopg import register_vector
 
 from ..errors import Remedy, StoreError
 from .migrations import migrate, setup_lock
-from .pgvector_features import VERSION_SQL, parse_version
+from .pgvector_features import installed_version
 from .urls import check_url, display_url, first_line, redact
 
 # pgvector 0.5 brought HNSW indexes; PostgreSQL 13 is the oldest pgvector 0.5 builds on.
@@ -48,8 +48,8 @@ def connect(url: str) -> psycopg.Connection:
 
 
 def _ensure_pgvector(conn: psycopg.Connection, shown: str) -> None:
-    row = conn.execute(VERSION_SQL).fetchone()
-    if row is None:
+    version = installed_version(conn)
+    if not version:
         available = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
         if available is None:
             raise StoreError(
@@ -65,11 +65,10 @@ def _ensure_pgvector(conn: psycopg.Connection, shown: str) -> None:
                 "it; ask a superuser (for example the server's administrator) to run CREATE EXTENSION vector "
                 f"in the database {conn.info.dbname}"
             ) from None
-        row = conn.execute(VERSION_SQL).fetchone()
-    assert row is not None
-    if parse_version(str(row[0])) < MIN_PGVECTOR:
+        version = installed_version(conn)
+    if version < MIN_PGVECTOR:
         raise StoreError(
-            f"the team index database {shown} has pgvector {row[0]}; Quarry needs "
+            f"the team index database {shown} has pgvector {'.'.join(map(str, version))}; Quarry needs "
             f"{'.'.join(map(str, MIN_PGVECTOR))} or newer (HNSW indexes): ALTER EXTENSION vector UPDATE"
         )
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import psycopg
 
 # Half-precision vectors (`halfvec`) and HNSW indexes over them.
 HALFVEC_SINCE = (0, 7, 0)
 # Iterative index scans: a filtered walk that goes on until enough candidates pass.
 ITERATIVE_SCAN_SINCE = (0, 8, 0)
-
-VERSION_SQL = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
 
 
 def vector_type(version: tuple[int, ...]) -> str:
@@ -24,11 +25,10 @@ def vector_type(version: tuple[int, ...]) -> str:
     return "halfvec" if version >= HALFVEC_SINCE else "vector"
 
 
-def installed_version(read: Callable[[str], list[tuple]]) -> tuple[int, ...]:
-    """The extension's version as numbers, () where it is not installed; `read` runs a statement and returns its
-    rows (on whichever connection the caller holds)."""
-    rows = read(VERSION_SQL)
-    return parse_version(str(rows[0][0])) if rows else ()
+def installed_version(conn: psycopg.Connection) -> tuple[int, ...]:
+    """The extension's version in the connection's database as numbers, () where it is not installed."""
+    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    return parse_version(str(row[0])) if row else ()
 
 
 def parse_version(text: str) -> tuple[int, ...]:

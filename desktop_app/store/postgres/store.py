@@ -156,6 +156,8 @@ class PostgresStore:
         self.owner = f"{self.host}:{new_ulid()}"  # this process, as the owner of its embedding claims
         self.claim_lease_s = _lease_from_env()
         self._conn = connect(url)
+        # What the server's pgvector can do (pgvector_features.py): read once, on the worker's connection.
+        self.pgvector_version = installed_version(self._conn)
         self._vector_conns = threading.local()  # each vector-search thread's connection, opened on first use
         self._vector_opened: list[psycopg.Connection] = []
         self._roots: dict[str, str] = {}  # scope id -> this machine's root for it, as last asked about
@@ -268,7 +270,7 @@ class PostgresStore:
                 for name in (table, table + NAME_SUFFIX):
                     conn.execute(f"DROP TABLE {name}")
                 conn.execute(SQL.delete_model, (model_id,))
-            kind = vector_type(installed_version(lambda sql: conn.execute(sql).fetchall()))
+            kind = vector_type(self.pgvector_version)
             for name in (table, table + NAME_SUFFIX):
                 conn.execute(
                     f"CREATE TABLE {name} (chunk_id bigint PRIMARY KEY REFERENCES chunk(id) ON DELETE CASCADE, "

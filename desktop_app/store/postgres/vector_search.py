@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..rows import NO_FILTER, ChunkId, HitFilter
 from ..until_next_write import UntilNextWrite
-from .pgvector_features import ITERATIVE_SCAN_SINCE, installed_version
+from .pgvector_features import ITERATIVE_SCAN_SINCE
 
 if TYPE_CHECKING:
     import psycopg
@@ -72,7 +72,9 @@ class PgVectorSearch:
         self._counts: dict[str, tuple[int, int]] = {}
         # The allowed sets handed out lately, by their identity: (the set, its scopes, its filter).
         self._filters: dict[int, tuple[np.ndarray, tuple[str, ...], HitFilter]] = {}
-        self._iterative: bool | None = None  # whether the server's pgvector walks iteratively (read once)
+        # Whether the server's pgvector walks iteratively (0.8 and later; a server whose library was upgraded runs
+        # ALTER EXTENSION vector UPDATE to use them). bench_team.py sets it off to measure the cost model alone.
+        self.walks_iteratively = store.pgvector_version >= ITERATIVE_SCAN_SINCE
 
     def _table(self, names: bool, conn: psycopg.Connection | None = None) -> str | None:
         """The model's vector table, looked up once it exists (a search asks for it four times)."""
@@ -142,7 +144,7 @@ class PgVectorSearch:
         # Candidates a walk is expected to visit before k of them are allowed.
         needed = math.ceil(WALK_MARGIN * k / share)
         issued = self._filters.get(id(allowed))
-        if needed > MAX_EF_SEARCH and issued is not None and issued[0] is allowed and self._walks_iteratively(conn):
+        if needed > MAX_EF_SEARCH and issued is not None and issued[0] is allowed and self.walks_iteratively:
             # Past ef_search's ceiling a walk would fall short of k; an iterative one goes on.
             if len(allowed) * EXACT_US_PER_CHUNK <= needed * ITERATIVE_US_PER_CANDIDATE:
                 return self._exact(conn, table, vector, allowed, k)
@@ -166,24 +168,6 @@ class PgVectorSearch:
             (vector, vector, limit),
         ).fetchall()
         return [(ChunkId(r[0]), float(r[1])) for r in rows]
-
-    @property
-    def walks_iteratively(self) -> bool:
-        """Whether the server's pgvector has iterative index scans (0.8 and later), from the extension's
-        installed version (a server whose library was upgraded runs ALTER EXTENSION vector UPDATE to use them)."""
-        if self._iterative is None:
-            self._iterative = self._read_iterative(lambda sql: self.store.execute_read(sql))
-        return self._iterative
-
-    def _walks_iteratively(self, conn: psycopg.Connection) -> bool:
-        """walks_iteratively, read on a scan thread's own connection."""
-        if self._iterative is None:
-            self._iterative = self._read_iterative(lambda sql: conn.execute(sql).fetchall())
-        return self._iterative
-
-    @staticmethod
-    def _read_iterative(read: Callable[[str], list[tuple]]) -> bool:
-        return installed_version(read) >= ITERATIVE_SCAN_SINCE
 
     def _walk_filtered(
         self,
