@@ -11,11 +11,13 @@ vectors are full precision. Both run on a server with a newer pgvector, e.g. the
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 import numpy as np
 import pytest
 
+from desktop_app.store.postgres import store as store_module
 from desktop_app.store.postgres import vector_search
 from desktop_app.store.postgres.pgvector_features import (
     HALFVEC_SINCE,
@@ -25,6 +27,8 @@ from desktop_app.store.postgres.pgvector_features import (
 from desktop_app.store.postgres.store import PostgresStore
 from desktop_app.store.postgres.vector_search import PgVectorSearch
 from desktop_app.store.rows import NO_FILTER, ChunkRef, FileWrite, HitFilter, NewChunk
+
+from .team_server import database_of
 
 MODEL, DIMS = "m", 16
 LANGUAGES = ("python", "go", "rust")
@@ -123,6 +127,80 @@ def test_keyword_ranking_puts_the_symbol_named_by_the_term_first_among_many_matc
     first = team.hits_for_places([matches[0][0]])[0]
     assert first.symbol_name == "common_handler"
     assert matches[0][1] == 1.0 and all(strength < 1.0 for _, strength in matches[1:])
+
+
+def _ranked_in_full(store: PostgresStore, scope_id: str, term: str) -> list[tuple[int, float]]:
+    """Every place matching `term`, ranked by ts_rank over its whole keywords: what keyword_matches ranks when the
+    caps do not bind."""
+    return store.execute_read(
+        "SELECT id, ts_rank(%s::float4[], keywords, plainto_tsquery('simple', %s)) AS rank FROM file_chunk "
+        "WHERE scope_id = %s AND keywords @@ plainto_tsquery('simple', %s) ORDER BY rank DESC, id",
+        (store_module.KEYWORD_WEIGHTS, term, scope_id, term),
+    )
+
+
+def test_a_match_set_too_large_to_rank_whole_ranks_every_place_its_names_match(team, monkeypatch):
+    """Past the caps, the places ranked are the best of those matching by their names (by their name keywords,
+    then by their whole keywords) and a capped share of those matching by their text alone; within the caps every
+    match is ranked as ts_rank over the whole keywords ranks it. Named places written last (the end of the table,
+    where a subset read in the table's order never reached) come first."""
+    _fill(team, "/r/one", files=20, per_file=5, seed=1)  # 100 places with "common" in their text only
+    scope = team.scope_for_root("/r/one")
+    assert scope is not None
+    rng = np.random.default_rng(3)
+    late = [  # symbol, its enclosing symbol's and path's words, text
+        ("common_handler", "src last", "words"),
+        ("parse_common", "src last", "common words"),
+        ("common", "src last", "common common words"),
+        ("helper", "src common last", "words"),  # named by its path: weighs less than a symbol
+        ("store", "src last", "common common common words"),  # the text alone, after the text cap
+    ]
+    refs, chunks = [], []
+    for n, (symbol, path_words, body) in enumerate(late):
+        vector = rng.standard_normal(DIMS).astype(np.float32)
+        ref, chunk = _chunk("src/last.x", n, body, symbol, vector / np.linalg.norm(vector))
+        refs.append(dataclasses.replace(ref, fts_path=path_words))
+        chunks.append(chunk)
+    team.write_batch(scope.id, MODEL, chunks, [FileWrite("src/last.x", 10, 1, "f", "python", refs)])
+    full = _ranked_in_full(team, scope.id, "common")
+    assert len(full) == 105
+    assert [p for p, _ in team.keyword_matches([scope.id], ["common"], False, 200)] == [p for p, _ in full]
+
+    monkeypatch.setattr(store_module, "KEYWORD_TEXT_CAP", 10)
+    monkeypatch.setattr(store_module, "KEYWORD_NAMED_RANKED", 3)
+    found = [p for p, _ in team.keyword_matches([scope.id], ["common"], False, 200)]
+    symbol = {h.place_id: h.symbol_name for h in team.hits_for_places(found)}
+    assert [symbol[p] for p in found[:3]] == ["common", "parse_common", "common_handler"]  # as ranked in full
+    assert [p for p, _ in full if p in found[:3]] == found[:3]
+    assert len(found) == 13 and {symbol[p] for p in found[3:]} == {None}  # ten of the fill's places
+
+
+def test_an_index_made_before_names_had_keywords_of_their_own_gets_them_when_opened(team_server):
+    """Migration 5 on places written by an earlier Quarry (schema 4, no name keywords): every place gets its name
+    keywords, and a named place beyond the text cap is found again."""
+    url = team_server.new_database()
+    store = PostgresStore(url)
+    store.register_model(MODEL, DIMS, "test")
+    _fill(store, "/r/one", files=4, per_file=5, seed=1)
+    scope = store.scope_for_root("/r/one")
+    assert scope is not None
+    vector = np.ones(DIMS, dtype=np.float32) / np.sqrt(DIMS)
+    ref, chunk = _chunk("src/last.x", 0, "words", "common_handler", vector)
+    store.write_batch(scope.id, MODEL, [chunk], [FileWrite("src/last.x", 10, 1, "f", "python", [ref])])
+    store.close()
+    team_server.sql(
+        "ALTER TABLE file_chunk DROP COLUMN name_keywords; UPDATE quarry_meta SET value = '4' "
+        "WHERE key = 'schema_version';",
+        database_of(url),
+    )
+    store = PostgresStore(url)
+    try:
+        assert store.execute_read("SELECT count(*) FROM file_chunk WHERE name_keywords IS NULL") == [(0,)]
+        assert store.execute_read("SELECT value FROM quarry_meta WHERE key = 'schema_version'") == [("5",)]
+        found = store.keyword_matches([scope.id], ["common"], False, 1)
+        assert [h.symbol_name for h in store.hits_for_places([p for p, _ in found])] == ["common_handler"]
+    finally:
+        store.close()
 
 
 def test_a_scope_holding_most_places_is_checked_row_by_row_in_keyword_queries(team):

@@ -138,6 +138,15 @@ MIGRATIONS: list[str] = [
     CREATE INDEX file_chunk_chunk_cover ON file_chunk (chunk_id) INCLUDE (scope_id, file_id, chunk_type, symbol_type);
     DROP INDEX file_chunk_chunk;
     """,
+    # 5: a place's names (its symbol's, then its path's and enclosing symbol's words: the keywords' A and B parts) as
+    #    keywords of their own, a tenth of the whole, so that a query matching many places ranks the best named
+    #    ones before reading any place's text words (PostgresStore.keyword_matches). Generated, so every way a
+    #    place is written fills it; adding it rewrites the places once (a minute per ~200,000 places on 2 cores).
+    """
+    ALTER TABLE file_chunk ADD COLUMN name_keywords tsvector
+        GENERATED ALWAYS AS (ts_filter(keywords, '{a,b}')) STORED;
+    CREATE INDEX file_chunk_name_keywords ON file_chunk USING gin (name_keywords);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

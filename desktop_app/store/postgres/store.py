@@ -101,7 +101,13 @@ CLAIM_LEASE_ENV = "QUARRY_CLAIM_LEASE_S"
 # Rows one keyword query may rank (see keyword_budget.py). ts_rank reads each matching row's keywords: 18,099
 # rows took 92 ms here (~5 us a row, against FTS5's ~1.3), so the budget is a third of the SQLite store's.
 KEYWORD_RANK_BUDGET = 1500
-KEYWORD_RANK_CAP = 4 * KEYWORD_RANK_BUDGET
+# A query matching more places than a search can afford to rank by their whole keywords ranks (keyword_matches):
+# at most KEYWORD_NAMED_CAP places matching by their names (their name keywords alone, a tenth of the whole), the
+# KEYWORD_NAMED_RANKED best of those and at most KEYWORD_TEXT_CAP places matching by their text alone by their
+# whole keywords.
+KEYWORD_NAMED_CAP = 4 * KEYWORD_RANK_BUDGET
+KEYWORD_NAMED_RANKED = 500
+KEYWORD_TEXT_CAP = KEYWORD_RANK_BUDGET
 # Keyword queries of scopes holding at least this share of all places leave the scope's index out.
 SCOPE_INDEX_SHARE = 0.25
 # Transactions that lose a race with another indexer (a deadlock, a unique key written meanwhile) are tried
@@ -972,17 +978,36 @@ class PostgresStore:
         small = self._share_of_places(scope_ids) < SCOPE_INDEX_SHARE
         cond, args = self.filter_sql(scope_ids, where, scope_index=small)
         files = self.file_join(where)
-        # Ranked among at most KEYWORD_RANK_CAP matches: the statistics that drop common terms miss words just
-        # below their threshold, and an exact-mode query of common words has no term to drop. Every one of them is
-        # ranked: ts_rank reads a place's keywords (stored apart, compressed) in ~3.7 us, less than choosing a
-        # subset to rank by its symbol name, path and enclosing symbol did (a probe of the file row for the path
-        # and the pattern checks, ~5 us a match). Rejected (bench_team.py at 100K, 200 queries, side by side,
-        # three passes, quiet): ranking 1,000 so chosen, p50 23.4 / p95 38.4 ms against 19.9 / 34.7 ms now.
+        # A name weighs 3-10 times a text word (KEYWORD_WEIGHTS), so the best places are mostly among those matching
+        # by their names: those are ranked by their name keywords first, and only the best of them, with the places
+        # matching by their text alone, by their whole keywords (ts_rank reads a place's text words, 1.9 KB on
+        # average, 44 % of them stored apart from the row, at random). Over a large match set the places read are a
+        # subset either way (the first ones of the table before, which lie in the first files written); now every
+        # place whose names match is among them. bench_team.py's 200 queries' keyword statements: see
+        # tests/benchmarks/README.md, "The keyword side's names first (stop 57)".
         rows = self._rows(
-            f"WITH k AS (SELECT {query} AS q), m AS MATERIALIZED (SELECT fc.id, fc.keywords FROM file_chunk fc "
-            f"{files}, k WHERE fc.keywords @@ k.q AND {cond} LIMIT %s) "
-            "SELECT m.id, ts_rank(%s::float4[], m.keywords, k.q) AS rank FROM m, k ORDER BY rank DESC, m.id LIMIT %s",
-            [*terms, *args, KEYWORD_RANK_CAP, KEYWORD_WEIGHTS, limit],
+            f"WITH k AS (SELECT {query} AS q), "
+            "named AS MATERIALIZED (SELECT fc.id, ts_rank(%s::float4[], fc.name_keywords, k.q) AS r "
+            f"FROM file_chunk fc {files}, k WHERE fc.name_keywords @@ k.q AND {cond} LIMIT %s), "
+            "best AS (SELECT id FROM named ORDER BY r DESC, id LIMIT %s), "
+            f"text AS MATERIALIZED (SELECT fc.id, fc.keywords FROM file_chunk fc {files}, k "
+            f"WHERE fc.keywords @@ k.q AND NOT fc.name_keywords @@ k.q AND {cond} LIMIT %s) "
+            "SELECT id, rank FROM (SELECT fc.id, ts_rank(%s::float4[], fc.keywords, k.q) AS rank "
+            "FROM best JOIN file_chunk fc USING (id), k "
+            "UNION ALL SELECT text.id, ts_rank(%s::float4[], text.keywords, k.q) FROM text, k) ranked "
+            "ORDER BY rank DESC, id LIMIT %s",
+            [
+                *terms,
+                KEYWORD_WEIGHTS,
+                *args,
+                KEYWORD_NAMED_CAP,
+                KEYWORD_NAMED_RANKED,
+                *args,
+                KEYWORD_TEXT_CAP,
+                KEYWORD_WEIGHTS,
+                KEYWORD_WEIGHTS,
+                limit,
+            ],
         )
         if not rows:
             return []
