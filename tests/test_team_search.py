@@ -175,6 +175,27 @@ def test_a_match_set_too_large_to_rank_whole_ranks_every_place_its_names_match(t
     assert len(found) == 13 and {symbol[p] for p in found[3:]} == {None}  # ten of the fill's places
 
 
+def test_under_a_filter_text_matches_are_looked_for_among_a_bounded_share_and_named_ones_among_all(team, monkeypatch):
+    """A filter that few text matches pass no longer reads every match: the places matching by their text alone are
+    those of the first KEYWORD_TEXT_EXAMINED matches that pass it, while every place matching by its names is
+    still looked at (a Go function named by the term, written last, comes first)."""
+    _fill(team, "/r/one", files=21, per_file=5, seed=1)  # a third of the files in Go, "common" in every text
+    scope = team.scope_for_root("/r/one")
+    assert scope is not None
+    vector = np.ones(DIMS, dtype=np.float32) / np.sqrt(DIMS)
+    ref, chunk = _chunk("src/last.go", 0, "words", "common_handler", vector)
+    team.write_batch(scope.id, MODEL, [chunk], [FileWrite("src/last.go", 10, 1, "g", "go", [ref])])
+    go = HitFilter(languages=("go",))
+    every = [p for p, _ in team.keyword_matches([scope.id], ["common"], False, 200, go)]
+    assert len(every) == 7 * 5 + 1
+    monkeypatch.setattr(store_module, "KEYWORD_TEXT_EXAMINED", 20)  # the first four files' places
+    bounded = [p for p, _ in team.keyword_matches([scope.id], ["common"], False, 200, go)]
+    hits = {h.place_id: h for h in team.hits_for_places(bounded)}
+    assert hits[bounded[0]].symbol_name == "common_handler"
+    assert {hits[p].path for p in bounded[1:]} == {"src/m1.x"}  # the one Go file among the first four
+    assert all(h.language == "go" for h in hits.values())
+
+
 def test_an_index_made_before_names_had_keywords_of_their_own_gets_them_when_opened(team_server):
     """Migration 5 on places written by an earlier Quarry (schema 4, no name keywords): every place gets its name
     keywords, and a named place beyond the text cap is found again."""
