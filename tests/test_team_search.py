@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from desktop_app.store.postgres.pgvector_features import (
     vector_type,
 )
 from desktop_app.store.postgres.store import PostgresStore
+from desktop_app.store.postgres.urls import display_url
 from desktop_app.store.postgres.vector_search import PgVectorSearch
 from desktop_app.store.rows import NO_FILTER, ChunkRef, FileWrite, HitFilter, NewChunk
 
@@ -196,9 +198,9 @@ def test_under_a_filter_text_matches_are_looked_for_among_a_bounded_share_and_na
     assert all(h.language == "go" for h in hits.values())
 
 
-def test_an_index_made_before_names_had_keywords_of_their_own_gets_them_when_opened(team_server):
+def test_an_index_made_before_names_had_keywords_of_their_own_gets_them_when_opened(team_server, caplog):
     """Migration 5 on places written by an earlier Quarry (schema 4, no name keywords): every place gets its name
-    keywords, and a named place beyond the text cap is found again."""
+    keywords, a named place is found by them, and the upgrade is logged with its time."""
     url = team_server.new_database()
     store = PostgresStore(url)
     store.register_model(MODEL, DIMS, "test")
@@ -214,7 +216,12 @@ def test_an_index_made_before_names_had_keywords_of_their_own_gets_them_when_ope
         "WHERE key = 'schema_version';",
         database_of(url),
     )
-    store = PostgresStore(url)
+    with caplog.at_level(logging.INFO, logger="desktop_app.store.postgres.migrations"):
+        store = PostgresStore(url)
+    assert [r.getMessage().split(" in ")[0] for r in caplog.records] == [
+        f"upgrading the team index {display_url(url)} from schema 4 to 5",
+        f"upgraded the team index {display_url(url)} to schema 5",
+    ]
     try:
         assert store.execute_read("SELECT count(*) FROM file_chunk WHERE name_keywords IS NULL") == [(0,)]
         assert store.execute_read("SELECT value FROM quarry_meta WHERE key = 'schema_version'") == [("5",)]
