@@ -153,6 +153,11 @@ MIGRATIONS: list[str] = [
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
+# Run after the migration of that number commits (VACUUM cannot run inside a transaction). 5 rewrote the places,
+# which leaves their visibility map empty until a vacuum: until then no read of a place could come from its index
+# alone, and nothing else would vacuum the table soon (autovacuum counts changed rows, and a rewrite changes none).
+# A filter's allowed chunks at 1M places took 0.8-1.2 s by a scan of the whole table, 0.14-0.33 s after (6 s).
+AFTER_MIGRATION = {5: "VACUUM (ANALYZE) file_chunk"}
 
 
 def schema_version(conn: psycopg.Connection) -> int:
@@ -194,6 +199,9 @@ def migrate(conn: psycopg.Connection, shown: str) -> None:
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (str(number + 1),),
             )
+    for number in range(version + 1, SCHEMA_VERSION + 1):
+        if number in AFTER_MIGRATION:
+            conn.execute(AFTER_MIGRATION[number])
     if version:
         _log.info(
             "upgraded the team index %s to schema %d in %.1f s", shown, SCHEMA_VERSION, time.monotonic() - started
