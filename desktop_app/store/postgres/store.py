@@ -133,6 +133,12 @@ _OVERLAY_DIFFERENCES = """
 _COPY_ROW = np.dtype([("fields", ">i2"), ("length", ">i4"), ("value", ">i8")])
 
 
+def _scope_sql(scope_index: bool) -> str:
+    """The places' scope condition; without `scope_index` checked on each row another index found (`|| ''` keeps
+    the planner off the scope's own index, see keyword_matches)."""
+    return "fc.scope_id = ANY(%s)" if scope_index else "fc.scope_id || '' = ANY(%s)"
+
+
 def _binary_ids(data: bytes) -> np.ndarray:
     if not data:
         return np.zeros(0, dtype=np.int64)
@@ -839,7 +845,7 @@ class PostgresStore:
         """A condition over `fc` (file_chunk) and `f` (file) for places in these scopes passing `where`; without
         `scope_index` the scope is checked on each row another index found (`|| ''` keeps the planner off the
         scope's own index, see keyword_matches)."""
-        scope = "fc.scope_id = ANY(%s)" if scope_index else "fc.scope_id || '' = ANY(%s)"
+        scope = _scope_sql(scope_index)
         cond, args = self.filter_only_sql(scope_ids, where)
         return (f"{scope} AND {cond}" if cond else scope), [list(scope_ids), *args]
 
@@ -1025,7 +1031,7 @@ class PostgresStore:
         a filter, among at most KEYWORD_TEXT_EXAMINED of the scopes' matches: a filter that few matches pass made
         the statement read every match's row (46,266 for three words over 1M places, a language and a kind
         allowing 486 of them: 265 ms), where the places matching by their names are a tenth as many."""
-        scope = "fc.scope_id = ANY(%s)" if scope_index else "fc.scope_id || '' = ANY(%s)"
+        scope = _scope_sql(scope_index)
         cond, args = self.filter_only_sql(scope_ids, where)
         if not cond:
             return (
