@@ -1,5 +1,5 @@
 """The team index's search reads on a real PostgreSQL server with pgvector: a filter's allowed chunks computed
-in the server and sent as one binary copy, keyword ranking that scores a chosen share of large match sets,
+in the server and sent as one binary array, keyword ranking that scores a chosen share of large match sets,
 vectors kept at half precision where the server's pgvector has it (0.7 and later), and, where it has iterative
 index scans (0.8 and later), filtered walks that check each candidate in the server.
 
@@ -91,9 +91,10 @@ def _reference_ids(store: PostgresStore, scope_ids: list[str], where: HitFilter)
     return [r[0] for r in rows]
 
 
-def test_allowed_chunks_come_as_one_binary_copy_the_same_as_a_plain_query_finds(team):
+def test_allowed_chunks_come_as_one_binary_array_the_same_as_a_plain_query_finds(team):
     """Ids past 2^32 (a bigserial grows without bound on a server indexing for years) survive the binary
-    copy; places shared by two checkouts count once; every kind of filter gives what SQL over rows gives."""
+    array; places shared by two checkouts count once; every kind of filter gives what SQL over rows gives; a
+    model's vector ids come sorted."""
     team.execute_read("SELECT setval('chunk_id_seq', 5000000000)")
     _fill(team, "/r/one", files=12, per_file=5, seed=1)
     _fill(team, "/r/two", files=6, per_file=5, seed=2)
@@ -102,6 +103,9 @@ def test_allowed_chunks_come_as_one_binary_copy_the_same_as_a_plain_query_finds(
     assert one is not None and two is not None
     assert team.ids_of("SELECT id FROM chunk WHERE false").tolist() == []
     assert team.ids_of("SELECT max(id) FROM chunk").tolist() == [5000000000 + 90]
+    assert team.ids_of("SELECT NULL::bigint WHERE false").tolist() == []
+    ids = team.vector_ids(MODEL)
+    assert ids.tolist() == sorted(r[0] for r in team.execute_read("SELECT id FROM chunk")) and ids.dtype == np.int64
     for scope_ids in ([one.id], [two.id], [one.id, two.id]):
         for where in (
             NO_FILTER,

@@ -128,9 +128,9 @@ _OVERLAY_DIFFERENCES = """
      + (SELECT count(*) FROM file b WHERE b.scope_id = s.parent_id AND b.status = 'indexed' AND NOT EXISTS (
         SELECT 1 FROM file o WHERE o.scope_id = s.id AND o.path = b.path AND o.status = 'indexed')))"""
 
-# A binary COPY: an 11-byte signature, 32-bit flags and the length of an extension area; then per row a 16-bit
-# field count, a 32-bit length and the value (big-endian); then a 16-bit -1.
-_COPY_ROW = np.dtype([("fields", ">i2"), ("length", ">i4"), ("value", ">i8")])
+# A bigint[] in PostgreSQL's binary format (array_send): its dimensions, a flag for nulls and the element type (32
+# bits each), a size and lower bound per dimension, then per element a 32-bit length and the value (big-endian).
+_ARRAY_ELEMENT = np.dtype([("length", ">i4"), ("value", ">i8")])
 
 
 def _scope_sql(scope_index: bool) -> str:
@@ -140,11 +140,8 @@ def _scope_sql(scope_index: bool) -> str:
 
 
 def _binary_ids(data: bytes) -> np.ndarray:
-    if not data:
-        return np.zeros(0, dtype=np.int64)
-    start = 19 + int.from_bytes(data[15:19], "big")
-    rows = np.frombuffer(data, dtype=_COPY_ROW, offset=start, count=(len(data) - start - 2) // _COPY_ROW.itemsize)
-    return rows["value"].astype(np.int64)
+    start = 12 + 8 * int.from_bytes(data[:4], "big")  # an empty array has no dimension
+    return np.frombuffer(data, dtype=_ARRAY_ELEMENT, offset=start)["value"].astype(np.int64)
 
 
 def _lease_from_env() -> float:
@@ -386,7 +383,7 @@ class PostgresStore:
         table = self._table(model_id, names)
         if table is None:
             return np.zeros(0, dtype=np.int64)
-        return self.ids_of(f"SELECT chunk_id FROM {table[0]} ORDER BY chunk_id")
+        return np.sort(self.ids_of(f"SELECT chunk_id FROM {table[0]}"))
 
     def add_vectors(self, model_id: str, vectors: Sequence[VectorRow]) -> None:
         table = self._table(model_id)
@@ -893,23 +890,18 @@ class PostgresStore:
 
     def scope_chunk_ids(self, scope_ids: Sequence[str], where: HitFilter = NO_FILTER) -> np.ndarray:
         """Read from the covering index on (scope, chunk) alone, joined to the file rows only for a filter on
-        them, sent as one binary copy (ids_of) and made distinct here: the server's DISTINCT hashed and sorted
+        them, sent as one binary array (ids_of) and made distinct here: the server's DISTINCT hashed and sorted
         100,000 ids again (~150 ms of a 247 ms query)."""
         cond, args = self.filter_sql(scope_ids, where)
         files = self.file_join(where)
         return distinct_sorted(self.ids_of(f"SELECT fc.chunk_id FROM file_chunk fc {files}WHERE {cond}", args))
 
     def ids_of(self, sql: str, args: Sequence = ()) -> np.ndarray:
-        """The one bigint column of a query, as a COPY in PostgreSQL's binary format read straight into numpy
-        rather than as Python tuples (a scope's 100,000 ids: 538 -> 275 ms, side by side at load 3.5)."""
-        self._reconnect_if_lost()
-        with (
-            self._errors(),
-            self._conn.cursor() as cur,
-            cur.copy(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)", args) as copy,
-        ):
-            data = b"".join(bytes(block) for block in copy)
-        return _binary_ids(data)
+        """The one bigint column of a query, in no given order, as one array in PostgreSQL's binary format read
+        straight into numpy: a binary COPY came a row at a time through the driver (1.25M vector ids at 1M chunks:
+        0.92-1.24 s, against 0.28-0.29 s as one array; as Python tuples, a scope's 100,000 ids took 538 ms)."""
+        rows = self._rows(f"SELECT array_send(coalesce(array_agg(x), '{{}}'::bigint[])) FROM ({sql}) AS q(x)", args)
+        return _binary_ids(rows[0][0])
 
     def hits_for_chunks(
         self, scope_ids: Sequence[str], chunk_ids: Sequence[ChunkId], where: HitFilter = NO_FILTER
