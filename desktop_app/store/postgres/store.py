@@ -139,6 +139,12 @@ def _scope_sql(scope_index: bool) -> str:
     return "fc.scope_id = ANY(%s)" if scope_index else "fc.scope_id || '' = ANY(%s)"
 
 
+def _within_scopes(scope_ids: Sequence[str], scope_index: bool, cond: str, args: list[Any]) -> tuple[str, list[Any]]:
+    """filter_only_sql's condition and arguments with the scopes' condition before them."""
+    scope = _scope_sql(scope_index)
+    return (f"{scope} AND {cond}" if cond else scope), [list(scope_ids), *args]
+
+
 def _binary_ids(data: bytes) -> np.ndarray:
     start = 12 + 8 * int.from_bytes(data[:4], "big")  # an empty array has no dimension
     return np.frombuffer(data, dtype=_ARRAY_ELEMENT, offset=start)["value"].astype(np.int64)
@@ -842,9 +848,7 @@ class PostgresStore:
         """A condition over `fc` (file_chunk) and `f` (file) for places in these scopes passing `where`; without
         `scope_index` the scope is checked on each row another index found (`|| ''` keeps the planner off the
         scope's own index, see keyword_matches)."""
-        scope = _scope_sql(scope_index)
-        cond, args = self.filter_only_sql(scope_ids, where)
-        return (f"{scope} AND {cond}" if cond else scope), [list(scope_ids), *args]
+        return _within_scopes(scope_ids, scope_index, *self.filter_only_sql(scope_ids, where))
 
     def filter_only_sql(self, scope_ids: Sequence[str], where: HitFilter) -> tuple[str, list[Any]]:
         """filter_sql's condition without the scopes' ("" for no filter)."""
@@ -981,7 +985,8 @@ class PostgresStore:
         # still ANDed a bitmap of the whole scope (1M places, 35-40 ms) into every query of bench_team.py at 1M.
         # The same 200 queries' keyword statements run again, side by side: p95 110 -> 72 ms, p50 32 -> 30 ms.
         small = self._share_of_places(scope_ids) < SCOPE_INDEX_SHARE
-        cond, args = self.filter_sql(scope_ids, where, scope_index=small)
+        only, only_args = self.filter_only_sql(scope_ids, where)  # read once: a glob's files are looked up for it
+        cond, args = _within_scopes(scope_ids, small, only, only_args)
         files = self.file_join(where)
         # A name weighs 3-10 times a text word (KEYWORD_WEIGHTS), so the best places are mostly among those matching
         # by their names: those are ranked by their name keywords first, and only the best of them, with the places
@@ -990,7 +995,7 @@ class PostgresStore:
         # subset either way (the first ones of the table before, which lie in the first files written); now every
         # place whose names match is among them. bench_team.py's 200 queries' keyword statements: see
         # tests/benchmarks/README.md, "The keyword side's names first (stop 57)".
-        text, text_args = self._text_matches(scope_ids, where, small)
+        text, text_args = self._text_matches(scope_ids, small, only, only_args, files)
         rows = self._rows(
             f"WITH k AS (SELECT {query} AS q), "
             "named AS MATERIALIZED (SELECT fc.id, ts_rank(%s::float4[], fc.name_keywords, k.q) AS r "
@@ -1018,13 +1023,16 @@ class PostgresStore:
         best = max(float(r[1]) for r in rows) or 1.0
         return [(PlaceId(r[0]), min(1.0, float(r[1]) / best)) for r in rows]
 
-    def _text_matches(self, scope_ids: Sequence[str], where: HitFilter, scope_index: bool) -> tuple[str, list[Any]]:
-        """The statement (over the query `k`) of at most KEYWORD_TEXT_CAP places matching by their text alone. Under
-        a filter, among at most KEYWORD_TEXT_EXAMINED of the scopes' matches: a filter that few matches pass made
-        the statement read every match's row (46,266 for three words over 1M places, a language and a kind
-        allowing 486 of them: 265 ms), where the places matching by their names are a tenth as many."""
+    @staticmethod
+    def _text_matches(
+        scope_ids: Sequence[str], scope_index: bool, cond: str, args: list[Any], files: str
+    ) -> tuple[str, list[Any]]:
+        """The statement (over the query `k`) of at most KEYWORD_TEXT_CAP places matching by their text alone, in
+        the scopes and passing filter_only_sql's `cond` (its file join `files`). Under a filter, among at most
+        KEYWORD_TEXT_EXAMINED of the scopes' matches: a filter that few matches pass made the statement read every
+        match's row (46,266 for three words over 1M places, a language and a kind allowing 486 of them: 265 ms),
+        where the places matching by their names are a tenth as many."""
         scope = _scope_sql(scope_index)
-        cond, args = self.filter_only_sql(scope_ids, where)
         if not cond:
             return (
                 "SELECT fc.id, fc.keywords FROM file_chunk fc, k WHERE fc.keywords @@ k.q "
@@ -1032,7 +1040,7 @@ class PostgresStore:
             ), [list(scope_ids), KEYWORD_TEXT_CAP]
         return (
             f"SELECT fc.id, fc.keywords FROM (SELECT fc.* FROM file_chunk fc, k WHERE fc.keywords @@ k.q AND {scope} "
-            f"LIMIT %s) fc {self.file_join(where)}, k WHERE NOT fc.name_keywords @@ k.q AND {cond} LIMIT %s"
+            f"LIMIT %s) fc {files}, k WHERE NOT fc.name_keywords @@ k.q AND {cond} LIMIT %s"
         ), [list(scope_ids), KEYWORD_TEXT_EXAMINED, *args, KEYWORD_TEXT_CAP]
 
     def _term_rows(self, terms: Sequence[str]) -> dict[str, int]:
