@@ -19,6 +19,7 @@ from .postgres.urls import check_url as check_url  # BadTeamUrl (errors.py) unle
 from .postgres.urls import display_url as display_url  # a team index URL as shown: never its password
 from .postgres.urls import has_password as has_password  # whether a URL holds a password
 from .postgres.urls import is_postgres_url, redact
+from .postgres.vector_search import DEFAULT_EF_SEARCH as DEFAULT_EF_SEARCH  # a team index's HNSW walk
 from .protocols import Store
 from .rows import PageCheck
 from .sqlite import connection
@@ -27,7 +28,6 @@ from .sqlite.store import SqliteStore, check_sqlite_store
 
 # libpq's keyword/value form ("host=db dbname=team user=me"), which libpq takes but Quarry does not.
 _CONNINFO = re.compile(r"\s*(host|hostaddr|port|dbname|user|password|service|sslmode)\s*=", re.IGNORECASE)
-DEFAULT_EF_SEARCH = 40  # HNSW candidates per vector query on a team index (the seed specification's)
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ from desktop_app.indexing.steps import run_to_end  # noqa: E402
 from desktop_app.search.pipeline import FETCH, Searcher  # noqa: E402
 from desktop_app.store.postgres.pgvector_features import installed_version, vector_type  # noqa: E402
 from desktop_app.store.postgres.store import PostgresStore  # noqa: E402
-from desktop_app.store.postgres.vector_search import PgVectorSearch  # noqa: E402
+from desktop_app.store.postgres.vector_search import HNSW_EF_CONSTRUCTION, HNSW_M, PgVectorSearch  # noqa: E402
 from desktop_app.store.rows import NO_FILTER  # noqa: E402
 from desktop_app.store.sqlite.store import SqliteStore  # noqa: E402
 
@@ -275,14 +275,14 @@ def recall_by_ef(local: SqliteStore, team: PostgresStore, requests, vectors, efs
     truth = exact_nearest(local, False, queries, [every] * len(queries), 10)
     root_scope = team.scope_for_root(ROOT)
     assert root_scope is not None
-    out = {}
+    out, before = {}, team.ef_search
     for ef in efs:
         team.ef_search = ef
         search = PgVectorSearch(team, MODEL_ID, queries.shape[1])
         allowed = search.allowed([root_scope.id])
         found = [{cid for cid, _ in search.nearest(q, allowed, 10)} for q in queries]
         out[str(ef)] = round(float(np.mean([len(f & t) / len(t) for f, t in zip(found, truth, strict=True)])), 4)
-    team.ef_search = 40
+    team.ef_search = before
     return out
 
 
@@ -310,7 +310,7 @@ def filtered_recall(local: SqliteStore, team: PostgresStore, requests, vectors, 
 
 def hnsw_latency_by_ef(team: PostgresStore, requests, vectors, efs: list[int]) -> dict:
     """p95 of one nearest-neighbour query in the server alone (no keyword side, no fusion), per ef_search."""
-    out = {}
+    out, before = {}, team.ef_search
     for ef in efs:
         team.ef_search = ef
         search = PgVectorSearch(team, MODEL_ID, 384)
@@ -320,7 +320,7 @@ def hnsw_latency_by_ef(team: PostgresStore, requests, vectors, efs: list[int]) -
             search.nearest(vectors.vectors[r.query], None, 50)
             t.append((time.perf_counter() - started) * 1000)
         out[str(ef)] = round(float(np.percentile(t, 95)), 2)
-    team.ef_search = 40
+    team.ef_search = before
     return out
 
 
@@ -367,7 +367,8 @@ def real_vector_recall(args: argparse.Namespace, server: Server) -> dict:
                 copy.write_row((i, HalfVector(row) if kind == "halfvec" else row))
         started = time.perf_counter()
         conn.execute(
-            f"CREATE INDEX ON real_vec USING hnsw (embedding {kind}_cosine_ops) WITH (m = 16, ef_construction = 64)"
+            f"CREATE INDEX ON real_vec USING hnsw (embedding {kind}_cosine_ops) "
+            f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
         )
         build_s = time.perf_counter() - started
         conn.execute("ANALYZE real_vec")

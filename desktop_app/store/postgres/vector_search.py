@@ -1,15 +1,15 @@
 """Vector search in the server: pgvector's cosine distance through an HNSW index, score = 1 - distance.
 
-Unfiltered searches walk the HNSW index with `hnsw.ef_search` candidates (the seed specification's 40 by
-default, `--ef-search` to trade speed for recall). A search restricted to some chunks (a scope in a shared
-index, a language, a glob) takes whichever of two ways costs less in the server: scoring every allowed chunk
-exactly, or walking the index for enough candidates that, at the allowed share of all chunks, a quarter more
-than asked for are expected to be allowed, and keeping those. That walk is the cost model's guess for pgvector
-before 0.8 (pgserver bundles 0.6.2), which filters only after its walk. Where the server's pgvector has
-iterative index scans (0.8 and later, read from the extension's version at run time), the walk instead checks
-each candidate against the filter in the server (its SQL, a semi-join on the places) and goes on until k pass,
-so no guess of ef falls short; exact scoring still serves allowed sets small enough to cost less. The allowed
-ids stay in this process; only the exact way sends them. The search's code and name lookups each have a
+Unfiltered searches walk the HNSW index with `hnsw.ef_search` candidates (DEFAULT_EF_SEARCH, or as many as
+asked for where that is more; `--ef-search` trades speed for recall). A search restricted to some chunks (a
+scope in a shared index, a language, a glob) takes whichever of two ways costs less in the server: scoring every
+allowed chunk exactly, or walking the index for enough candidates that, at the allowed share of all chunks, a
+quarter more than asked for are expected to be allowed, and keeping those. That walk is the cost model's guess
+for pgvector before 0.8 (pgserver bundles 0.6.2), which filters only after its walk. Where the server's pgvector
+has iterative index scans (0.8 and later, read from the extension's version at run time), the walk instead
+checks each candidate against the filter in the server (its SQL, a semi-join on the places) and goes on until k
+pass, so no guess of ef falls short; exact scoring still serves allowed sets small enough to cost less. The
+allowed ids stay in this process; only the exact way sends them. The search's code and name lookups each have a
 connection of their own, so they run side by side.
 
 Measured on 100K chunks of 384 dims (bench_team.py's store, pgserver on two quiet cores): scoring exactly
@@ -43,6 +43,19 @@ if TYPE_CHECKING:
     import psycopg
 
     from .store import PostgresStore
+
+# The HNSW graph a model's vector tables get, and the candidates an unfiltered walk visits. Recall@10 against
+# exact search on real vectors (bench_team.py --real-vectors over the semble-dev stores: 46,435 distinct MiniLM
+# code vectors, 200 name vectors as the questions; halfvec on pgvector 0.8.2; builds vary by a few points): the
+# seed specification's ef_construction 64 gave 0.82-0.83 at ef_search 40, 0.84-0.85 at 50 (what a search of 50
+# candidates walked), 0.89-0.91 at 100; ef_construction 128 0.90-0.91 / 0.94-0.97 at 50 / 100; 200 0.93-0.94 /
+# 0.97 (0.99 at 200); 256 0.93 / 0.97. m 24 instead of 16 did no better than ef_construction alone. A walk of
+# 100 took 0.8-1.0 ms there against 0.55-0.65 for 50, and at 1M chunks whole searches were as fast within the
+# noise (tests/benchmarks/README.md); the build 10.8-11.5 s against 5.6-6.0 (inserts cost the same share more,
+# far below what embedding a chunk costs an indexer).
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 200
+DEFAULT_EF_SEARCH = 100
 
 # The cost model that picks a restricted search's way (microseconds, measured as above).
 EXACT_US_PER_CHUNK = 4.5
