@@ -294,6 +294,10 @@ def test_a_server_with_iterative_scans_walks_on_past_ef_search_until_k_are_allow
     search = PgVectorSearch(team, MODEL, DIMS)
     allowed = search.allowed([one.id])
     assert allowed is not None and len(allowed) == 2500
+    # A process asks for many filters between two writes (a window, an agent): the set it holds still stands for
+    # its filter after 40 others (a bound of 32 once dropped the first one's, and its walk then kept about half).
+    for n in range(40):
+        search.allowed([one.id], HitFilter(globs=(f"src/m{n}.x",)))
     table = search._table(False)
     assert table is not None
     rng = np.random.default_rng(9)
@@ -307,6 +311,10 @@ def test_a_server_with_iterative_scans_walks_on_past_ef_search_until_k_are_allow
         recalls.append(len(set(ids[:10]) & set(_exact(team, table, query, allowed, 10))) / 10)
     assert search.walks_iteratively
     assert np.mean(recalls) >= 0.9
+    # After a write the sets are read again, and the filters of those no longer held are forgotten.
+    _fill(team, "/r/three", files=1, per_file=1, seed=3)
+    search.allowed([one.id])
+    assert len(search._filters) == 2  # the set this test still holds, and the one just read
 
 
 def test_new_vector_tables_are_half_precision_where_the_server_has_it_and_search_the_same(team):

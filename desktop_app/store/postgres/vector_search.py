@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -67,8 +68,6 @@ MAX_EF_SEARCH = 1000
 # The candidates an iterative index scan may read (pgvector's default).
 MAX_SCAN_TUPLES = 20_000
 ITERATIVE_US_PER_CANDIDATE = 70.0
-# Allowed sets whose filter nearest() still knows (a search's few, kept until the next write).
-MAX_FILTERS = 32
 
 
 class PgVectorSearch:
@@ -83,8 +82,11 @@ class PgVectorSearch:
         self._allowed: UntilNextWrite[tuple, np.ndarray] = until_next_write()
         # Rows by vector table, with the generation they were counted at (read on the scan thread's connection).
         self._counts: dict[str, tuple[int, int]] = {}
-        # The allowed sets handed out lately, by their identity: (the set, its scopes, its filter).
-        self._filters: dict[int, tuple[np.ndarray, tuple[str, ...], HitFilter]] = {}
+        # Each allowed set handed out and still held (by _allowed until the next write, or by a caller), by its
+        # identity: (a weak reference to it, its scopes, its filter). Its entry goes when the set does: a bound of
+        # 32 entries here once outlived by the sets _allowed kept made a process that had asked for more filters
+        # since the last write walk its first ones the cost model's way, short of k under a small share.
+        self._filters: dict[int, tuple[weakref.ref[np.ndarray], tuple[str, ...], HitFilter]] = {}
         # Whether the server's pgvector walks iteratively (0.8 and later; a server whose library was upgraded runs
         # ALTER EXTENSION vector UPDATE to use them). bench_team.py sets it off to measure the cost model alone.
         self.walks_iteratively = store.pgvector_version >= ITERATIVE_SCAN_SINCE
@@ -128,9 +130,14 @@ class PgVectorSearch:
 
         def read() -> np.ndarray:
             ids = self.store.scope_chunk_ids(scope_ids, where)
-            self._filters[id(ids)] = (ids, tuple(scope_ids), where)
-            while len(self._filters) > MAX_FILTERS:
-                del self._filters[next(iter(self._filters))]
+            key = id(ids)
+
+            def forget(gone: weakref.ref[np.ndarray]) -> None:
+                # Called as the set is freed, before its identity can be another's.
+                if (entry := self._filters.get(key)) is not None and entry[0] is gone:
+                    self._filters.pop(key, None)
+
+            self._filters[key] = (weakref.ref(ids, forget), tuple(scope_ids), where)
             return ids
 
         return self._allowed.get((tuple(scope_ids), where), read)
@@ -157,7 +164,7 @@ class PgVectorSearch:
         # Candidates a walk is expected to visit before k of them are allowed.
         needed = math.ceil(WALK_MARGIN * k / share)
         issued = self._filters.get(id(allowed))
-        if needed > MAX_EF_SEARCH and issued is not None and issued[0] is allowed and self.walks_iteratively:
+        if needed > MAX_EF_SEARCH and issued is not None and issued[0]() is allowed and self.walks_iteratively:
             # Past ef_search's ceiling a walk would fall short of k; an iterative one goes on.
             if len(allowed) * EXACT_US_PER_CHUNK <= needed * ITERATIVE_US_PER_CANDIDATE:
                 return self._exact(conn, table, vector, allowed, k)
