@@ -13,3 +13,15 @@ def distinct_sorted(ids: np.ndarray) -> np.ndarray:
         return np.array(ids, dtype=np.int64)
     ordered = np.sort(ids, kind="stable")
     return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+
+
+def among(ids: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
+    """Which of a few `ids` are in `sorted_ids` (as distinct_sorted gives them), by a binary search each. np.isin
+    (numpy 2.4) took 44 ms for 1,000 ids against 200,000 (it sorts them together on every call; 0.03 ms here),
+    and up to 135 ms with the other scan thread beside it: a team search's filtered walk at 1M chunks spent more
+    on it than on the walk. For ids as many as sorted_ids np.isin is the faster (1M against 1.25M: 3 against 15
+    ms)."""
+    if not len(sorted_ids):
+        return np.zeros(len(ids), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
+    return np.asarray(sorted_ids[at] == ids)

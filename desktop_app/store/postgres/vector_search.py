@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..id_arrays import among
 from ..rows import NO_FILTER, ChunkId, HitFilter
 from ..until_next_write import UntilNextWrite
 from .pgvector_features import ITERATIVE_SCAN_SINCE
@@ -174,7 +175,7 @@ class PgVectorSearch:
             return self._exact(conn, table, vector, allowed, k)
         walked = self._walk(conn, table, vector, ef, ef)
         ids = np.fromiter((cid for cid, _ in walked), dtype=np.int64, count=len(walked))
-        kept = np.isin(ids, allowed)
+        kept = among(ids, allowed)
         return [hit for hit, keep in zip(walked, kept, strict=True) if keep][:k]
 
     def _walk(
