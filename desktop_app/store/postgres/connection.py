@@ -27,7 +27,10 @@ def connect(url: str) -> psycopg.Connection:
     check_url(url)
     shown = display_url(url)
     try:
-        conn = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True)
+        # No statement is prepared in the server (psycopg prepares one run 5 times): the server then plans a
+        # prepared one for any values, and a keyword statement under a glob planned so took 390-570 ms at 1M
+        # places against 20-30 planned for its own values (bench_team.py's store; the searches otherwise as fast).
+        conn = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True, prepare_threshold=None)
     except psycopg.OperationalError as exc:
         raise _connect_error(shown, redact(first_line(exc), url)) from None  # it may quote the password
     try:
