@@ -52,9 +52,9 @@ if TYPE_CHECKING:
 # seed specification's ef_construction 64 gave 0.82-0.83 at ef_search 40, 0.84-0.85 at 50 (what a search of 50
 # candidates walked), 0.89-0.91 at 100; ef_construction 128 0.90-0.91 / 0.94-0.97 at 50 / 100; 200 0.93-0.94 /
 # 0.97 (0.99 at 200); 256 0.93 / 0.97. m 24 instead of 16 did no better than ef_construction alone. A walk of
-# 100 took 0.8-1.0 ms there against 0.55-0.65 for 50, and at 1M chunks whole searches were as fast within the
-# noise (tests/benchmarks/README.md); the build 10.8-11.5 s against 5.6-6.0 (inserts cost the same share more,
-# far below what embedding a chunk costs an indexer).
+# 100 took 0.8-1.0 ms there against 0.55-0.65 for 50; on bench_team.py's 100K random vectors 6.2-8.0 ms against
+# 3.4-4.4 at 40, whole searches there and at 1M about 1 ms slower (tests/benchmarks/README.md). The build took
+# 10.8-11.5 s against 5.6-6.0 (inserts cost the same share more, far below what embedding a chunk costs).
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 200
 DEFAULT_EF_SEARCH = 100
