@@ -16,7 +16,8 @@ def distinct_sorted(ids: np.ndarray) -> np.ndarray:
 
 
 def among(ids: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
-    """Which of a few `ids` are in `sorted_ids` (as distinct_sorted gives them), by a binary search each. np.isin
+    """Which of `ids` are in `sorted_ids` (as distinct_sorted gives them), by a binary search each (the sign
+    index's mask of what a filter leaves out, kept until the next write, and a team walk's candidates). np.isin
     (numpy 2.4) took 44 ms for 1,000 ids against 200,000 (it sorts them together on every call; 0.03 ms here),
     and up to 135 ms with the other scan thread beside it: a team search's filtered walk at 1M chunks spent more
     on it than on the walk. For ids as many as sorted_ids np.isin is the faster (1M against 1.25M: 3 against 15

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..id_arrays import distinct_sorted
+from ..id_arrays import among, distinct_sorted
 from ..rows import NO_FILTER, ChunkId, HitFilter
 from .allowed_sets import AllowedSets, Selections
 from .scan_reader import ScanReader
@@ -191,10 +191,7 @@ class SignIndex:
         """Mask of the entries whose chunk `allowed` leaves out."""
 
         def mask() -> np.ndarray:
-            ids = signs.ids[: signs.size]
-            if not len(allowed):
-                return np.ones(len(ids), dtype=bool)
-            return allowed[np.minimum(np.searchsorted(allowed, ids), len(allowed) - 1)] != ids
+            return ~among(signs.ids[: signs.size], allowed)
 
         return self._selections.get(allowed, names, mask)
 
