@@ -116,6 +116,49 @@ def test_allowed_chunks_come_as_one_binary_array_the_same_as_a_plain_query_finds
             found = team.scope_chunk_ids(scope_ids, where)
             assert found.dtype == np.int64
             assert found.tolist() == _reference_ids(team, scope_ids, where), (scope_ids, where)
+            globs = team.glob_file_ids(scope_ids, where.globs) if where.globs else ()
+            by_columns = team.scope_place_columns(scope_ids).allowed(where, globs)
+            assert by_columns.dtype == np.int64 and by_columns.tolist() == found.tolist(), (scope_ids, where)
+
+
+def test_a_process_makes_its_second_filters_set_from_the_scopes_columns_until_the_next_write(team, monkeypatch):
+    """The first set since a write comes from the store's statement, the later ones from the scopes' places read
+    once as columns (place_columns.py), each the statement's set; a filter on names stays a statement; a write
+    makes the columns be read again, with the new places."""
+    _fill(team, "/r/one", files=12, per_file=5, seed=1)
+    _fill(team, "/r/two", files=6, per_file=5, seed=2)
+    one = team.scope_for_root("/r/one")
+    assert one is not None
+    search = PgVectorSearch(team, MODEL, DIMS)
+    statements, reads = [], []
+    monkeypatch.setattr(team, "scope_chunk_ids", _counting(team.scope_chunk_ids, statements))
+    monkeypatch.setattr(team, "scope_place_columns", _counting(team.scope_place_columns, reads))
+    filters = [
+        NO_FILTER,
+        HitFilter(languages=("go",)),
+        HitFilter(chunk_types=("block",), globs=("src/m1*",)),
+        HitFilter(languages=("python", "rust"), symbol_types=("function",)),
+        HitFilter(symbol_names=("m1",)),
+    ]
+    for where in filters:
+        allowed = search.allowed([one.id], where)
+        assert allowed is not None and allowed.tolist() == _reference_ids(team, [one.id], where), where
+    assert (len(statements), len(reads)) == (2, 1)  # the first set and the names' one
+    _fill(team, "/r/one-more", files=3, per_file=2, seed=3)
+    more = team.scope_for_root("/r/one-more")
+    assert more is not None
+    for where in filters[:2]:
+        allowed = search.allowed([one.id, more.id], where)
+        assert allowed is not None and allowed.tolist() == _reference_ids(team, [one.id, more.id], where), where
+    assert (len(statements), len(reads)) == (3, 2)
+
+
+def _counting(method, calls: list):
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return method(*args, **kwargs)
+
+    return counted
 
 
 def test_keyword_ranking_puts_the_symbol_named_by_the_term_first_among_many_matches(team):

@@ -35,6 +35,7 @@ from ..id_arrays import distinct_sorted
 from ..identity import scope_key
 from ..keyword_budget import affordable_terms
 from ..path_globs import path_matches, patterns_argument
+from ..place_columns import PlaceColumns
 from ..protocols import FileKey, VectorRow, VectorSearch
 from ..rows import (
     NO_FILTER,
@@ -860,7 +861,7 @@ class PostgresStore:
             # row, the list became an index condition of every file probe, each sorting the list again (a glob
             # of 959 files in bench_team.py's store of 100K chunks: 2,598 probes, 34 of the statement's 58 ms).
             clauses.append("fc.file_id = ANY(%s::bigint[])")
-            args.append(self._files_matching(scope_ids, where.globs))
+            args.append(self.glob_file_ids(scope_ids, where.globs))
         if where.changed_only:
             clauses.append(CHANGED_FROM_PARENT)
         for column, values in (
@@ -881,7 +882,7 @@ class PostgresStore:
         """The join of the file row (`f`) where filter_sql's condition for `where` names it, else nothing."""
         return "JOIN file f ON f.id = fc.file_id " if where.changed_only or where.languages else ""
 
-    def _files_matching(self, scope_ids: Sequence[str], globs: Sequence[str]) -> list[int]:
+    def glob_file_ids(self, scope_ids: Sequence[str], globs: Sequence[str]) -> list[int]:
         """Ids of the files in these scopes whose paths the globs match (gitignore rules, as in every store),
         kept until the next write: a search asks once for each of its sides, and each keystroke again (9 ms
         a time for the 10,000 files of 100K chunks)."""
@@ -900,6 +901,23 @@ class PostgresStore:
         cond, args = self.filter_sql(scope_ids, where)
         files = self.file_join(where)
         return distinct_sorted(self.ids_of(f"SELECT fc.chunk_id FROM file_chunk fc {files}WHERE {cond}", args))
+
+    def scope_place_columns(self, scope_ids: Sequence[str]) -> PlaceColumns:
+        """The scopes' places as columns (place_columns.py): the places grouped by kind from the covering index on
+        (scope, chunk), then the files by language, each group's ids as binary arrays (ids_of)."""
+        places = self._rows(
+            "SELECT fc.chunk_type, fc.symbol_type, array_send(array_agg(fc.chunk_id)), "
+            "array_send(array_agg(fc.file_id)) FROM file_chunk fc WHERE fc.scope_id = ANY(%s) GROUP BY 1, 2",
+            (list(scope_ids),),
+        )
+        files = self._rows(
+            "SELECT language, array_send(array_agg(id)) FROM file WHERE scope_id = ANY(%s) GROUP BY 1",
+            (list(scope_ids),),
+        )
+        return PlaceColumns.of(
+            [(r[0], r[1], _binary_ids(r[2]), _binary_ids(r[3])) for r in places],
+            [(r[0], _binary_ids(r[1])) for r in files],
+        )
 
     def ids_of(self, sql: str, args: Sequence = ()) -> np.ndarray:
         """The one bigint column of a query, in no given order, as one array in PostgreSQL's binary format read

@@ -9,7 +9,8 @@ for pgvector before 0.8 (pgserver bundles 0.6.2), which filters only after its w
 has iterative index scans (0.8 and later, read from the extension's version at run time), the walk instead
 checks each candidate against the filter in the server (its SQL, a semi-join on the places) and goes on until k
 pass, so no guess of ef falls short; exact scoring still serves allowed sets small enough to cost less. The
-allowed ids stay in this process; only the exact way sends them. The search's code and name lookups each have a
+allowed ids stay in this process; only the exact way sends them. A process makes its first set since a write with
+the store's statement and the later ones from the scopes' places read once as columns (store/place_columns.py). The search's code and name lookups each have a
 connection of their own, so they run side by side.
 
 Measured on 100K chunks of 384 dims (bench_team.py's store, pgserver on two quiet cores): scoring exactly
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..id_arrays import among
+from ..place_columns import PlaceColumns
 from ..rows import NO_FILTER, ChunkId, HitFilter
 from ..until_next_write import UntilNextWrite
 from .pgvector_features import ITERATIVE_SCAN_SINCE
@@ -71,6 +73,14 @@ MAX_SCAN_TUPLES = 20_000
 ITERATIVE_US_PER_CANDIDATE = 70.0
 
 
+class _Asked:
+    """The allowed sets made for some scopes since the last write, and their columns once read."""
+
+    def __init__(self) -> None:
+        self.sets = 0
+        self.columns: PlaceColumns | None = None
+
+
 class PgVectorSearch:
     def __init__(self, store: PostgresStore, model_id: str, dims: int):
         self.store = store
@@ -81,6 +91,7 @@ class PgVectorSearch:
         self._ids: UntilNextWrite[None, np.ndarray] = until_next_write()
         self._any: UntilNextWrite[None, bool] = until_next_write()
         self._allowed: UntilNextWrite[tuple, np.ndarray] = until_next_write()
+        self._asked: UntilNextWrite[tuple[str, ...], _Asked] = until_next_write()
         # Rows by vector table, with the generation they were counted at (read on the scan thread's connection).
         self._counts: dict[str, tuple[int, int]] = {}
         # Each allowed set handed out and still held (by _allowed until the next write, or by a caller), by its
@@ -130,7 +141,7 @@ class PgVectorSearch:
             return None
 
         def read() -> np.ndarray:
-            ids = self.store.scope_chunk_ids(scope_ids, where)
+            ids = self._allowed_ids(scope_ids, where)
             key = id(ids)
 
             def forget(gone: weakref.ref[np.ndarray]) -> None:
@@ -142,6 +153,18 @@ class PgVectorSearch:
             return ids
 
         return self._allowed.get((tuple(scope_ids), where), read)
+
+    def _allowed_ids(self, scope_ids: Sequence[str], where: HitFilter) -> np.ndarray:
+        """A set by the store's statement, or, from the second set these scopes need since the last write, by the
+        scopes' columns (place_columns.py, which says why not from the first)."""
+        asked = self._asked.get(tuple(scope_ids), _Asked)
+        asked.sets += 1
+        if not PlaceColumns.answers(where) or (asked.columns is None and asked.sets == 1):
+            return self.store.scope_chunk_ids(scope_ids, where)
+        if asked.columns is None:
+            asked.columns = self.store.scope_place_columns(scope_ids)
+        globs = self.store.glob_file_ids(scope_ids, where.globs) if where.globs else ()
+        return asked.columns.allowed(where, globs)
 
     def nearest(
         self, query: np.ndarray, allowed: np.ndarray | None, k: int, names: bool = False
