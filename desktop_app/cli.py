@@ -840,21 +840,18 @@ def _print_text_matches(response, whole_paths: bool = False) -> None:
         for m in r.matches:
             print(f"{path}:{m['line']}:{m['start_col'] + 1}:{m['text']}")
         if r.match_count > len(r.matches):
-            print(f"{path}: {r.match_count - len(r.matches)} more matches")
-    listed = sum(r.match_count for r in response.results)
+            print(f"{path}: {counted(r.match_count - len(r.matches), 'more match', 'more matches')}")
+    listed = counted(sum(r.match_count for r in response.results), "match", "matches")
+    files = counted(len(response.results), "file")
     if response.text_complete:
         more = response.files_matched - len(response.results)
-        tail = f", {more} more files not listed (raise -k)" if more else ""
-        print(
-            f"({response.matches_total} matches in {response.files_matched} files{tail}; {response.elapsed_ms:.1f} ms)"
-        )
+        tail = f", {counted(more, 'more file')} not listed (raise -k)" if more else ""
+        total = counted(response.matches_total, "match", "matches")
+        print(f"({total} in {counted(response.files_matched, 'file')}{tail}; {response.elapsed_ms:.1f} ms)")
     elif response.text_stopped_after_s is not None:  # the note above says why
-        print(f"({listed} matches in {len(response.results)} files before it stopped; {response.elapsed_ms:.1f} ms)")
+        print(f"({listed} in {files} before it stopped; {response.elapsed_ms:.1f} ms)")
     else:
-        print(
-            f"({listed} matches in the first {len(response.results)} files, more files match (raise -k); "
-            f"{response.elapsed_ms:.1f} ms)"
-        )
+        print(f"({listed} in the first {files}, more files match (raise -k); {response.elapsed_ms:.1f} ms)")
 
 
 # --- scopes and history ----------------------------------------------------------------------------

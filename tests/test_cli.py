@@ -78,6 +78,9 @@ def test_results_of_several_folders_name_their_folder(mixed_root, index_copy, tm
         assert all(p.startswith((f"{other.resolve()}/", f"{mixed_root.resolve()}/")) for p in paths), out
     one = quarry("search", "retry", "--db", index_copy, "--root", other, "--mode", "text", check=0).stdout
     assert one.startswith("retry.py:1:"), one  # one folder: paths in it, as before
+    assert one.splitlines()[-1].startswith("(2 matches in 1 file; "), one  # a count's noun agrees with it
+    single = quarry("search", "Retry a", "--db", index_copy, "--root", other, "--mode", "text", check=0).stdout
+    assert single.splitlines()[-1].startswith("(1 match in 1 file; "), single
 
 
 def test_index_json_stats_and_search_json(mixed_root, index_copy):
