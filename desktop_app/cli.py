@@ -30,7 +30,7 @@ from .desktop_entry import install_for_current_user
 from .editor_command import editor_command, runs_in_terminal
 from .embedding import ModelError
 from .embedding.choice import MODEL_CHOICES
-from .embedding.providers import PREFERENCES
+from .embedding.providers import PREFERENCES, shown_provider
 from .errors import UsageError
 from .indexing.file_selection import SelectionOptions
 from .indexing.git_worktrees import is_known_worktree
@@ -624,11 +624,14 @@ def _print_stats(stats, as_json: bool, reembedded: dict | None = None) -> None:
         }.get(stats.scope_type, "main scope")
         parent = "the base" if stats.scope_type == "overlay" else "the main scope"
         copied = f", {stats.files_copied} files shared with {parent}" if stats.files_copied else ""
+        if stats.provider:
+            ran = f"on {shown_provider(stats.provider)}"
+        else:  # the contextual model embedded nothing: the fast one alone, or no model
+            ran = "by the fast model alone" if stats.chunks_fast else "with nothing to embed"
         print(
             f"{'cancelled' if stats.cancelled else 'indexed'} {stats.root} ({kind}): {stats.files_indexed} files, "
             f"{stats.chunks_total} chunks ({stats.chunks_embedded} embedded, {stats.chunks_fast} fast{copied}) "
-            f"in {stats.seconds:.1f}s "
-            f"on {stats.provider or 'no model run'}; skipped: {skipped}"
+            f"in {stats.seconds:.1f}s {ran}; skipped: {skipped}"
         )
         if stats.base is not None:
             print(_base_line(stats.base))

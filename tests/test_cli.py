@@ -107,7 +107,13 @@ def test_progress_goes_to_stderr(tmp_path):
     proc = quarry("index", root, "--db", tmp_path / "i.db", check=0)
     assert "analyzing" in proc.stderr and "completed" in proc.stderr
     assert "completed, model vectors: 1/1 chunks" in proc.stderr and ", 1/1 file outlines" in proc.stderr
-    assert "indexed" in proc.stdout
+    # The summary names the device in words, not ONNX Runtime's provider; what ran when the model had nothing to do.
+    assert proc.stdout.startswith("indexed") and " on the CPU; skipped: none" in proc.stdout, proc.stdout
+    (root / "b.py").write_text("def beta():\n    return 2\n")
+    fast = quarry("index", root, "--db", tmp_path / "i.db", "--until", "fast", check=0).stdout
+    assert "(0 embedded, 1 fast) in " in fast and " by the fast model alone; skipped: none" in fast, fast
+    again = quarry("index", root, "--db", tmp_path / "i.db", "--until", "fast", check=0).stdout
+    assert " with nothing to embed; skipped: none" in again, again
 
 
 def test_db_before_subcommand_and_quarry_db_env(index_copy, mixed_root):

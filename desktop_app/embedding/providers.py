@@ -17,6 +17,7 @@ CUDA = "CUDAExecutionProvider"
 COREML = "CoreMLExecutionProvider"
 
 PREFERENCES = ("auto", "cpu", "cuda", "coreml")
+_SHOWN = {CPU: "the CPU", CUDA: "CUDA (NVIDIA GPU)", COREML: "Core ML"}
 _ACCELERATORS = {"cuda": CUDA, "coreml": COREML}
 
 
@@ -34,6 +35,11 @@ def choose_providers(available: Sequence[str], preference: str = "auto", system:
     if accelerator is not None and accelerator in available:
         return [accelerator, CPU]
     return [CPU]
+
+
+def shown_provider(provider: str) -> str:
+    """A provider as people name it ("the CPU" for CPUExecutionProvider); one Quarry does not know, as it is."""
+    return _SHOWN.get(provider, provider)
 
 
 def cpu_threads(cores: int | None = None) -> int:
