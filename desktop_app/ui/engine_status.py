@@ -6,6 +6,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QLabel, QStatusBar
 
+from ..embedding.providers import shown_provider
 from ..search.results import Coverage
 from ..store.rows import ScopeSummary
 from .team_text import own_changes
@@ -21,10 +22,8 @@ def coverage_text(coverage: Coverage) -> str:
 
 
 def provider_label(provider: str | None) -> str:
-    """ "CPUExecutionProvider" -> "CPU"; None (model not loaded yet) -> "not loaded"."""
-    if not provider:
-        return "not loaded"
-    return provider.removesuffix("ExecutionProvider") or provider
+    """ "CPUExecutionProvider" -> "the CPU", as the terminal says it; None (model not loaded yet) -> "not loaded"."""
+    return shown_provider(provider) if provider else "not loaded"
 
 
 class EngineStatus:
