@@ -10,8 +10,8 @@ has iterative index scans (0.8 and later, read from the extension's version at r
 checks each candidate against the filter in the server (its SQL, a semi-join on the places) and goes on until k
 pass, so no guess of ef falls short; exact scoring still serves allowed sets small enough to cost less. The
 allowed ids stay in this process; only the exact way sends them. A process makes its first set since a write with
-the store's statement and the later ones from the scopes' places read once as columns (store/place_columns.py). The search's code and name lookups each have a
-connection of their own, so they run side by side.
+the store's statement and the later ones from the scopes' places read once as columns (store/place_columns.py).
+The search's code and name lookups each have a connection of their own, so they run side by side.
 
 Measured on 100K chunks of 384 dims (bench_team.py's store, pgserver on two quiet cores): scoring exactly
 costs ~4.5 us a chunk (2,000 chunks 9 ms; every chunk by a sequential scan 43 ms), a walk ~70 us a candidate
