@@ -161,18 +161,44 @@ func (s *Server) ListenAndServe() error {
 }
 """
 
+# As Linux 6.12's include/linux/slab.h defines kmalloc: a macro right after the inline function it wraps, whose
+# parse (the attribute macro in its header) runs on over the macros after its body, up to the next function.
 SLAB_H = """
 #ifndef _LINUX_SLAB_H
 #define _LINUX_SLAB_H
 
 #include <linux/gfp.h>
 
-#define kmalloc(...)		alloc_hooks(kmalloc_noprof(__VA_ARGS__))
 #define alloc_pages(...)	alloc_hooks(alloc_pages_noprof(__VA_ARGS__))
 #define printk(fmt, ...) \\
 	printk_index_wrap(_printk, fmt, ##__VA_ARGS__)
 
-void *kmalloc_noprof(size_t size, gfp_t flags);
+/**
+ * kmalloc - allocate kernel memory
+ * @size: how many bytes of memory are required.
+ */
+static __always_inline __alloc_size(1) void *kmalloc_noprof(size_t size, gfp_t flags)
+{
+	if (__builtin_constant_p(size) && size) {
+		unsigned int index;
+
+		index = kmalloc_index(size);
+		return __kmalloc_cache_noprof(
+				kmalloc_caches[kmalloc_type(flags, _RET_IP_)][index],
+				flags, size);
+	}
+	return __kmalloc_noprof(size, flags);
+}
+#define kmalloc(...)				alloc_hooks(kmalloc_noprof(__VA_ARGS__))
+
+#define kmalloc_obj(VAR_OR_TYPE, GFP)	\\
+	__alloc_objs(kmalloc, GFP, typeof(VAR_OR_TYPE), 1)
+
+static __always_inline __alloc_size(1) void *kmalloc_node_noprof(size_t size, gfp_t flags, int node)
+{
+	return __kmalloc_node_noprof(size, flags, node);
+}
+#define kmalloc_node(...)			alloc_hooks(kmalloc_node_noprof(__VA_ARGS__))
 
 #endif	/* _LINUX_SLAB_H */
 """
@@ -347,6 +373,9 @@ DEFINED = [
     ("web/search.ts", "postForm", "httpClient", "method"),
     ("web/search.ts", "onResize", "window", "method"),
     ("include/linux/slab.h", "kmalloc", None, "macro"),
+    ("include/linux/slab.h", "kmalloc_obj", None, "macro"),
+    ("include/linux/slab.h", "kmalloc_noprof", None, "function"),
+    ("include/linux/slab.h", "kmalloc_node_noprof", None, "function"),
     ("include/linux/slab.h", "printk", None, "macro"),
     ("net/core/dev.c", "netdev_cmd_to_name", None, "function"),
     ("net/core/dev.c", "register_netdev", None, "function"),

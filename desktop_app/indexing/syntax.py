@@ -255,8 +255,43 @@ def _with_line_start_bodies(
     if not found:
         return definitions
     # A suspect stays where nothing found from the braces overlaps it.
-    kept += [d for d in suspect if not any(f.start <= d.end and d.start <= f.end for f in found)]
+    dropped = [d for d in suspect if any(f.start <= d.end and d.start <= f.end for f in found)]
+    kept += [d for d in suspect if d not in dropped]
+    kept += _between_blocks(grammar, language, lines, dropped, kept + found)
     return sorted(kept + found, key=lambda d: d.start)
+
+
+def _between_blocks(
+    grammar: _Grammar, language: Language, lines: list[bytes], dropped: list[Definition], covered: list[Definition]
+) -> list[Definition]:
+    """The definitions in the rows of dropped suspects that no definition covers, each run of such rows parsed
+    alone: what lies between the functions found from their braces is top-level code the suspect swallowed. In
+    the Linux kernel's include/linux/slab.h the parse of `kmalloc_noprof` ran on for 245 rows (an attribute
+    macro in its header), over the `#define kmalloc(...)` right after its body and 20 more macros, which a
+    search by name then never found."""
+    taken = [False] * len(lines)
+    for d in covered:
+        for covered_row in range(d.start, min(d.end, len(lines) - 1) + 1):
+            taken[covered_row] = True
+    out: list[Definition] = []
+    for suspect in dropped:
+        row = suspect.start
+        while row <= suspect.end:
+            if taken[row]:
+                row += 1
+                continue
+            end = row
+            while end + 1 <= suspect.end and not taken[end + 1]:
+                end += 1
+            source = b"\n" * row + b"\n".join(lines[row : end + 1])
+            root = Parser(language).parse(source).root_node
+            for d in _Walker(grammar, source, end + 1).walk(root):
+                # A run the grammar cannot read either gives its macros alone (preprocessor lines parse line by
+                # line): in net/core/pktgen.c a run of 327 rows of `pf(...)` lists came out as one function.
+                if row <= d.start and d.end <= end and (not root.has_error or d.symbol_type == "macro"):
+                    out.append(d)
+            row = end + 1
+    return out
 
 
 _HEADER_CALL = re.compile(rb"([A-Za-z_]\w*)\s*\(")
