@@ -12,7 +12,7 @@ from .worker.ops import ScopeNotFound
 _STORE_REMEDIES = {
     Remedy.UPGRADE: "upgrade Quarry",
     Remedy.REBUILD: "run `quarry index FOLDER --rebuild` to move it aside and build a fresh index",
-    Remedy.OTHER_STORE: "choose another file with --db",
+    Remedy.OTHER_STORE: "choose another index (a file or a team URL) with --db",
 }
 
 

@@ -62,7 +62,7 @@ def test_a_folder_given_as_the_index_is_explained_by_each_front_end(tmp_path):
         SqliteStore(tmp_path)
     error = caught.value
     assert error.remedies == (Remedy.OTHER_STORE,) and "--" not in str(error)
-    assert explain(error).endswith("choose another file with --db")
+    assert explain(error).endswith("choose another index (a file or a team URL) with --db")
     from desktop_app.ui.error_text import describe_error
 
     assert "QUARRY_DB" in describe_error(error) and "--db" not in describe_error(error)
