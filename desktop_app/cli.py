@@ -163,7 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("search", help="search an indexed folder")
     _add_common(p)
-    p.add_argument("query", nargs="?", help="what to look for")
+    # Words as the shell splits them make one query: `quarry search parse a mime header` needs no quotes.
+    p.add_argument("query", nargs="*", help="what to look for (its words need no quotes)")
     p.add_argument("--queries-file", type=_path, help="run one query per line of this file")
     p.add_argument(
         "--root",
@@ -803,9 +804,9 @@ def _queries(args: argparse.Namespace) -> list[str]:
         if not queries:
             raise UsageError(f"{args.queries_file} holds no queries (one per line)")
         return queries
-    if args.query is None:
+    if not args.query:
         raise UsageError("give a QUERY to search for (or --queries-file FILE)")
-    return [args.query]
+    return [" ".join(args.query)]
 
 
 def _print_response(response, with_context: bool, whole_paths: bool = False) -> None:

@@ -83,6 +83,15 @@ def test_results_of_several_folders_name_their_folder(mixed_root, index_copy, tm
     assert single.splitlines()[-1].startswith("(1 match in 1 file; "), single
 
 
+def test_a_query_of_several_words_needs_no_quotes(mixed_root, index_copy):
+    quoted = quarry("search", "retry failed http", "--db", index_copy, "--root", mixed_root, "--json", check=0)
+    unquoted = quarry("search", "retry", "failed", "http", "--db", index_copy, "--root", mixed_root, "--json", check=0)
+    assert json.loads(unquoted.stdout)["query"] == "retry failed http"
+    assert json.loads(unquoted.stdout)["results"] == json.loads(quoted.stdout)["results"]
+    empty = quarry("search", "--db", index_copy, "--root", mixed_root)
+    assert empty.returncode == 2 and "give a QUERY" in empty.stderr
+
+
 def test_index_json_stats_and_search_json(mixed_root, index_copy):
     db = index_copy
     proc = quarry("index", mixed_root, "--db", db, "--json", check=0)
