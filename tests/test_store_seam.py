@@ -116,3 +116,36 @@ def test_removing_a_scope_forgets_which_chunker_cut_it(store):
     assert store.chunking_of(scope) is not None
     store.remove_scope(scope)
     assert store.chunking_of(scope) is None
+
+
+def test_a_filters_allowed_chunks_are_what_a_plain_join_finds(store):
+    """scope_chunk_ids reads a filter on files through the files it passes and makes the ids distinct itself
+    (store.py): the same sets as every place joined to its file, made distinct and sorted by SQLite."""
+    from desktop_app.store.sqlite.filters import filter_sql
+
+    scope = store.list_scopes()[0].scope.id
+    languages = [r[0] for r in store._rows("SELECT DISTINCT language FROM file")]
+    kinds = store._rows("SELECT DISTINCT chunk_type, symbol_type FROM file_chunk WHERE symbol_type IS NOT NULL")
+    names = [r[0] for r in store._rows("SELECT symbol_name FROM file_chunk WHERE symbol_name IS NOT NULL LIMIT 3")]
+    assert len(languages) >= 3 and kinds and names
+    filters = [HitFilter(), HitFilter(changed_only=True), HitFilter(globs=("src/**",)), HitFilter(globs=("*.md",))]
+    filters += [HitFilter(languages=(language,)) for language in languages]
+    filters += [HitFilter(chunk_types=(c,), symbol_types=(s,)) for c, s in kinds]
+    filters += [
+        HitFilter(symbol_names=tuple(names)),
+        HitFilter(languages=tuple(languages[:2]), symbol_names=(names[0].upper(),)),
+        HitFilter(languages=(languages[0],), chunk_types=(kinds[0][0],), globs=("src/**",)),
+    ]
+    for where in filters:
+        cond, args = filter_sql(where)
+        reference = [
+            r[0]
+            for r in store._rows(
+                "SELECT DISTINCT fc.chunk_id FROM file_chunk fc JOIN file f ON f.id = fc.file_id "
+                f"WHERE fc.scope_id = ? AND {cond} ORDER BY fc.chunk_id",
+                (scope, *args),
+            )
+        ]
+        found = store.scope_chunk_ids([scope], where)
+        assert found.tolist() == reference, where
+    assert len(store.scope_chunk_ids([scope], HitFilter(globs=("*.md",)))) < len(store.scope_chunk_ids([scope]))
