@@ -267,7 +267,7 @@ def _between_blocks(
     """The definitions in the rows of dropped suspects that no definition covers, each run of such rows parsed
     alone: what lies between the functions found from their braces is top-level code the suspect swallowed. In
     the Linux kernel's include/linux/slab.h the parse of `kmalloc_noprof` ran on for 245 rows (an attribute
-    macro in its header), over the `#define kmalloc(...)` right after its body and 20 more macros, which a
+    macro in its header), over the `#define kmalloc(...)` right after its body and 27 more macros, which a
     search by name then never found."""
     taken = [False] * len(lines)
     for d in covered:

@@ -1,11 +1,11 @@
 """The places of some scopes held as columns, from which a filter's allowed chunks are a mask.
 
 A filtered search by meaning asks for the chunks the filter allows, and a store finds them with one statement over
-every place of the scopes. On bench_team.py's team store of 1M chunks that took 145-210 ms a filter (an index-only
+every place of the scopes. On bench_team.py's team store of 1M chunks that took 145-290 ms a filter (an index-only
 scan of the 1M places, 75 ms; the file rows joined for a language; the ids gathered, sent and sorted), paid on each
 filter's first use until the next write, and the first uses set a pass's p95. The columns (each place's chunk, file
-and kind, each file's language) are one read of 270-380 ms there, after which a filter costs a mask of the places
-(~3 ms). A search keeps to the statement for the first filter of a write's lifetime, since a busy team server's
+and kind, each file's language) are one read of 270-480 ms there, after which a filter costs a mask of the places
+(4-6 ms). A search keeps to the statement for the first filter of a write's lifetime, since a busy team server's
 writes (anyone's) end the columns' life as often as a set's: a window that searches under one filter pays what it
 did; a second filter reads the columns, and every filter after is a mask.
 
