@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .id_arrays import among, distinct_sorted
+from .id_arrays import among, distinct_sorted, positions
 from .rows import HitFilter
 
 
@@ -56,9 +56,7 @@ class PlaceColumns:
         by_id = np.argsort(file_ids, kind="stable")
         file_ids, language_at = file_ids[by_id], language_at[by_id]
         place_files = place_files[order]
-        file_at = np.searchsorted(file_ids, place_files).astype(np.int32)
-        read = among(place_files, file_ids)
-        file_at[~read] = len(file_ids)
+        file_at = positions(place_files, file_ids).astype(np.int32)
         return cls(
             chunk_ids=chunk_ids[order],
             file_at=file_at,

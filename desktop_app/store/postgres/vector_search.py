@@ -74,10 +74,10 @@ ITERATIVE_US_PER_CANDIDATE = 70.0
 
 
 class _Asked:
-    """The allowed sets made for some scopes since the last write, and their columns once read."""
+    """Whether an allowed set was made for some scopes since the last write, and their columns once read."""
 
     def __init__(self) -> None:
-        self.sets = 0
+        self.made = False
         self.columns: PlaceColumns | None = None
 
 
@@ -158,8 +158,8 @@ class PgVectorSearch:
         """A set by the store's statement, or, from the second set these scopes need since the last write, by the
         scopes' columns (place_columns.py, which says why not from the first)."""
         asked = self._asked.get(tuple(scope_ids), _Asked)
-        asked.sets += 1
-        if not PlaceColumns.answers(where) or (asked.columns is None and asked.sets == 1):
+        first, asked.made = not asked.made, True
+        if not PlaceColumns.answers(where) or (asked.columns is None and first):
             return self.store.scope_chunk_ids(scope_ids, where)
         if asked.columns is None:
             asked.columns = self.store.scope_place_columns(scope_ids)
