@@ -26,6 +26,7 @@ from . import shared_settings
 from .agent.client_config import CLIENTS, WHERE, claude_add_line, client_config
 from .agent.tools import LOAD_WAIT_S
 from .cli_messages import explain, ignored_top_line, page_check_line
+from .command_words import COMMANDS, first_word
 from .desktop_entry import install_for_current_user
 from .editor_command import editor_command, runs_in_terminal
 from .embedding import ModelError
@@ -341,19 +342,13 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-# The window's options that take a value: `quarry --db X FOLDER` has its folder after them.
-_VALUE_OPTIONS = frozenset(("--db", "--model", "--model-dir", "--provider", "--root", "--query", "--screenshot"))
-
-
 def _folder_as_root(argv: list[str]) -> list[str]:
     """`quarry [OPTIONS] FOLDER...`, what a file manager's "Open with Quarry" runs, opens the first folder like
     --root."""
-    start = 0
-    while start < len(argv) and argv[start].startswith("-"):
-        start += 2 if argv[start] in _VALUE_OPTIONS else 1
+    start = first_word(argv)
     folders = []
     for arg in argv[start:]:
-        if arg in _COMMANDS or arg.startswith("-") or not Path(arg).is_dir():
+        if arg in COMMANDS or arg.startswith("-") or not Path(arg).is_dir():
             break
         folders.append(arg)
     if not folders:
@@ -986,7 +981,7 @@ def _quarry_command() -> list[str]:
     script = Path(sys.executable).parent / ("quarry.exe" if os.name == "nt" else "quarry")
     if script.is_file():
         return [str(script)]
-    return [sys.executable, "-m", "desktop_app.cli"]
+    return [sys.executable, "-m", "desktop_app"]
 
 
 def _store_arguments(args: argparse.Namespace) -> list[str]:

@@ -28,7 +28,7 @@ if __name__ == "__main__":
     if sys.argv[1:] == [CHILD_ARGUMENT]:  # text mode's child process for Python's `re` (search/bounded_re.py)
         sys.exit(serve())
     # Imported only now: the regex child needs none of the app (0.35-0.40 s of imports at each of its starts).
-    from desktop_app.cli import main
+    from desktop_app.launch import main
 
     if sys.platform.startswith("linux"):
         restore_library_path()
