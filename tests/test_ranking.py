@@ -24,6 +24,7 @@ from desktop_app.search.evidence import (
     stem,
 )
 from desktop_app.search.fusion import Candidate, rank_scores
+from desktop_app.search.overloads import definition_units
 from desktop_app.search.pipeline import Searcher
 from desktop_app.search.query import parse
 from desktop_app.search.request import CODE_SEARCH_PRESET, NO_RERANK, SearchRequest
@@ -311,6 +312,38 @@ def test_windows_of_one_definition_fold_into_the_best_one():
     assert folded == [(("f", 100, 140), ("f", 1, 41)), (("f", 100, 140), ("f", 41, 81))]
 
 
+def _method(start: int, end: int, text: str, score: float, name: str = "copy") -> Candidate:
+    hit = Hit(
+        PlaceId(start), ChunkId(start), "s", "src/CopyUtils.java", "java", start, end, "function", name, "method",
+        "CopyUtils", text, "", 0, 0.0,
+    )  # fmt: skip
+    return Candidate(hit, score=score)
+
+
+def test_for_a_question_asking_for_a_function_the_overloads_of_a_name_are_results_apart():
+    """Java's overloads share a definition key with the windows of one long function: a question saying what code
+    does is told the functions apart by their lines (a body goes on deeper than its signature), the best three
+    a result each."""
+    body = "        out.write(buffer, 0, n);"
+    places = [
+        _method(40, 52, "    /**\n     * Copies chars from a Reader to a Writer.", 0.9),  # the best overload
+        _method(10, 24, "    /** Copies bytes from an InputStream to chars on a Writer. */\n    public static", 0.8),
+        _method(53, 70, body, 0.7),  # a window of the best one, at a blank-line seam after its first
+        _method(72, 80, "    @Deprecated\n    public static void copy(String input, Writer output)", 0.6),
+        _method(25, 38, "    public static void copy(byte[] input, Writer output) {", 0.5),
+        _method(82, 90, "    public static void copy(String input, OutputStream output) {", 0.4),  # a fourth
+        _method(91, 99, "    public static void write(String data, Writer output) {", 0.3, name="write"),
+    ]
+    folded: list[tuple[int, int]] = []
+    kept = merge_units(
+        places, definition_units(places, True), lambda k, d: folded.append((k.hit.start_line, d.hit.start_line))
+    )
+    assert [c.hit.start_line for c in kept] == [40, 10, 72, 91]
+    assert folded == [(40, 53), (40, 25), (40, 82)]  # its window, then the overloads past the best three
+    together = merge_units(places, definition_units(places, False), lambda k, d: None)  # any other question
+    assert [c.hit.start_line for c in together] == [40, 91]
+
+
 # --- on a real index ------------------------------------------------------------------------------
 
 _ERRORS_TS = """/**
@@ -440,6 +473,73 @@ def test_a_function_a_sentence_names_is_not_taken_for_the_one_it_describes(ranke
     question = "Return the number of pages left to copy in a backup started by startBackup"
     assert _search(ranked_repo, question)[0].symbol_name == "pagesLeftToCopy"
     assert _search(ranked_repo, "startBackup")[0].symbol_name == "startBackup"
+
+
+_COPY_UTILS_JAVA = """package org.example.io;
+
+import java.io.*;
+
+public class CopyUtils {
+
+    /**
+     * Copies bytes from an InputStream to an OutputStream.
+     */
+    public static int copy(InputStream input, OutputStream output) throws IOException {
+        byte[] buffer = new byte[4096];
+        int count = 0;
+        int n;
+        while ((n = input.read(buffer)) != -1) {
+            output.write(buffer, 0, n);
+            count += n;
+        }
+        return count;
+    }
+
+    /**
+     * Copies and converts bytes from an InputStream to chars on a Writer, using the specified encoding.
+     */
+    public static void copy(InputStream input, Writer output, String encoding) throws IOException {
+        InputStreamReader in = new InputStreamReader(input, encoding);
+        copy(in, output);
+    }
+
+    /**
+     * Copies chars from a Reader to a Writer.
+     */
+    public static int copy(Reader input, Writer output) throws IOException {
+        char[] buffer = new char[4096];
+        int count = 0;
+        int n;
+        while ((n = input.read(buffer)) != -1) {
+            output.write(buffer, 0, n);
+            count += n;
+        }
+        return count;
+    }
+}
+"""
+
+
+def test_the_overload_a_question_describes_is_a_result_of_its_own(tmp_path, embedder):
+    root = tmp_path / "io"
+    (root / "src").mkdir(parents=True)
+    (root / "src/CopyUtils.java").write_text(_COPY_UTILS_JAVA)
+    store = SqliteStore(tmp_path / "index.db")
+    try:
+        Indexer(store, embedder).index(root)
+        searcher = Searcher(store, embedder)
+
+        def copies(query: str) -> list[int]:
+            results = searcher.search(SearchRequest(query, roots=(str(root),), k=10, record_history=False)).results
+            return [r.start_line for r in results if r.symbol_name == "copy"]
+
+        described = _COPY_UTILS_JAVA.split("\n").index("    /**", 20) + 1  # the second overload's doc comment
+        asked = copies("Copies bytes from an InputStream to chars on a Writer, using the given character encoding")
+        assert described in asked and len(asked) == 3
+        assert len(copies("copy")) == 1  # a name: one result for the name, as before
+        assert len(copies("byte copying between streams")) == 1  # a question about a part of the code
+    finally:
+        store.close()
 
 
 def test_a_long_function_is_one_result_not_one_per_window(ranked_repo):

@@ -134,8 +134,8 @@ def uses_outline(parsed: ParsedQuery, mode: str) -> bool:
 
 
 def definition_key(hit: Hit) -> str | None:
-    """One key per definition in a file: its windows (and overloads of one name in one type) share it; None
-    for a chunk that defines nothing."""
+    """One key per definition in a file: its windows (and overloads of one name in one type, which overloads.py
+    tells apart for a question asking for a function) share it; None for a chunk that defines nothing."""
     if not hit.symbol_name:
         return None
     return f"{file_key(hit)}/{hit.parent_symbol}/{hit.symbol_type}/{hit.symbol_name}"

@@ -26,8 +26,9 @@ from ..store.rows import ChunkId, HitFilter, PlaceId, Scope
 from .context import FileLines, expand
 from .dedup import merge_overlapping, merge_units
 from .embedding_cache import QueryEmbeddingCache
-from .fusion import Candidate, definition_key, fast_name_weight, file_key, rank_scores, similarity, uses_outline
+from .fusion import Candidate, fast_name_weight, file_key, rank_scores, similarity, uses_outline
 from .inline_filters import with_inline_filters
+from .overloads import definition_units
 from .query import ParsedQuery, any_terms, parse
 from .request import MIN_SEMANTIC_CHARS, SearchError, SearchRemedy, SearchRequest, validate
 from .results import Coverage, SearchResponse, SearchResult
@@ -327,7 +328,7 @@ class Searcher:
                 (c for c in candidates if c.score >= f.min_score),
                 key=lambda c: (-c.score, c.hit.path, c.hit.start_line),
             )
-            kept = _extend(kept, ranked, req.overlap_threshold, req.k)
+            kept = _extend(kept, ranked, req.overlap_threshold, req.k, query.parsed.describes_an_action)
             if len(kept) >= req.k or exhausted or fetch >= MAX_FETCH:
                 return [_result(c, roots[c.hit.scope_id]) for c in kept[: req.k]]
             fetch = min(MAX_FETCH, fetch * 4)
@@ -544,20 +545,21 @@ def _scan_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=2, thread_name_prefix="quarry-vector-scan")
 
 
-def _extend(shown: list[Candidate], ranked: list[Candidate], overlap_threshold: float, k: int) -> list[Candidate]:
+def _extend(
+    shown: list[Candidate], ranked: list[Candidate], overlap_threshold: float, k: int, overloads_apart: bool
+) -> list[Candidate]:
     """Up to k results: those already shown, as they are, then those of `ranked` (a fetch's ranking, best first)
-    that show none of their chunks, definitions or lines, one per definition and per stretch of lines. A result
-    taken from a larger fetch shows a score no higher than the one before it: its own was weighed among other
-    candidates, and the list reads best first."""
+    that show none of their chunks, definitions or lines, one per definition (the overloads of a name apart where
+    `overloads_apart`: overloads.py) and per stretch of lines. A result taken from a larger fetch shows a score no
+    higher than the one before it: its own was weighed among other candidates, and the list reads best first."""
     earlier = {id(c) for c in shown}
 
     def unless_shown(merge: Callable[[Candidate, Candidate], None]) -> Callable[[Candidate, Candidate], None]:
         """`merge`, except into a result already shown, which stays as it was."""
         return lambda into, dropped: None if id(into) in earlier else merge(into, dropped)
 
-    units = merge_units(
-        _drop_cross_scope_copies([*shown, *ranked]), lambda c: definition_key(c.hit), unless_shown(_fold_window)
-    )
+    pool = _drop_cross_scope_copies([*shown, *ranked])
+    units = merge_units(pool, definition_units(pool, overloads_apart), unless_shown(_fold_window))
     kept = merge_overlapping(
         units,
         lambda c: (file_key(c.hit), c.hit.start_line, c.hit.end_line),
