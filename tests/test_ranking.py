@@ -520,6 +520,22 @@ public class CopyUtils {
 """
 
 
+def test_a_c_functions_windows_starting_at_a_label_or_a_preprocessor_line_stay_one_result():
+    def c_window(start: int, end: int, text: str, score: float) -> Candidate:
+        hit = Hit(
+            PlaceId(start), ChunkId(start), "s", "net/core/dev.c", "c", start, end, "function", "register_netdevice",
+            "function", None, text, "", 0, 0.0,
+        )  # fmt: skip
+        return Candidate(hit, score=score)
+
+    places = [
+        c_window(120, 160, "err_uninit:\n\tif (dev->netdev_ops->ndo_uninit)", 0.9),
+        c_window(10, 60, "/**\n * register_netdevice() - register a network device\n */\nint register_netdevice(", 0.8),
+        c_window(62, 118, "#ifdef CONFIG_NET_POLL\n\tnetpoll_init(dev);\n#endif", 0.7),
+    ]
+    assert len(merge_units(places, definition_units(places, True), lambda k, d: None)) == 1
+
+
 def test_the_overload_a_question_describes_is_a_result_of_its_own(tmp_path, embedder):
     root = tmp_path / "io"
     (root / "src").mkdir(parents=True)

@@ -34,7 +34,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 from tests.mcp_client import server_environment  # noqa: E402
 
-QUARRY = [sys.executable, "-m", "desktop_app.cli"]
+QUARRY = [sys.executable, "-m", "desktop_app"]  # as the `quarry` command starts
 EMAIL = Path(sys.base_prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "email"
 QUERIES = [
     "parse an email message from bytes",
