@@ -107,6 +107,7 @@ def test_a_failed_begin_leaves_the_load_to_say_why():
     assert embedder.embed_query("q").shape == (384,)
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="a platform without fork has no forked child to guard")
 def test_a_forked_child_never_waits_for_its_parents_session():
     release = threading.Event()
 
