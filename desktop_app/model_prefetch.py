@@ -64,6 +64,7 @@ def begin(prepare: Prepare) -> None:
             begun.built.set_result(build())
         except Exception:  # the load that asks builds its own session, and says why it cannot
             _log.debug("the model's session begun early failed", exc_info=True)
+        finally:  # whatever ended it, `take` must not wait for ever
             for future in (begun.key, begun.built):
                 if not future.done():
                     future.set_result(None)
