@@ -16,6 +16,9 @@ from collections.abc import Callable, Sequence
 from . import model_prefetch
 from .command_words import command_of, option_value
 
+# Options after which no search by meaning with the default model follows: help, the menu entry, another model.
+_BEGIN_NOTHING = frozenset(("-h", "--help", "--install-desktop-entry", "--model", "--model-dir"))
+
 
 def main() -> int:
     begin_model_for(sys.argv[1:])
@@ -34,9 +37,7 @@ def begin_model_for(argv: Sequence[str]) -> None:
 def searched_by_meaning(argv: Sequence[str]) -> str | None:
     """The provider preference of the default model's session this command line will soon ask for; None when it
     will not (another command, another model, help, or a search by text or exact names)."""
-    if any(arg in ("-h", "--help", "--install-desktop-entry", "--model", "--model-dir") for arg in argv):
-        return None
-    if any(arg.startswith(("--model=", "--model-dir=")) for arg in argv):
+    if any(arg in _BEGIN_NOTHING or arg.startswith(("--model=", "--model-dir=")) for arg in argv):
         return None
     command = command_of(argv)
     if command not in (None, "search", "mcp"):
@@ -57,4 +58,4 @@ def _default_session(preference: str) -> tuple[model_prefetch.Key, Callable[[], 
         verify_sha256(spec.model_path, spec.model_sha256)
         return create_session(spec.model_path, preference, threads)
 
-    return (str(spec.model_path), spec.model_sha256 or "", preference, threads), build
+    return model_prefetch.session_key(spec.model_path, spec.model_sha256, preference, threads), build

@@ -21,6 +21,7 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
@@ -34,6 +35,10 @@ Key: TypeAlias = "tuple[str, str, str, int]"
 Built: TypeAlias = "tuple[ort.InferenceSession, str | None]"  # the session and a note on its provider
 # What `begin` runs on its thread: it gives the key first (cheap), then a function that builds the session.
 Prepare: TypeAlias = "Callable[[], tuple[Key, Callable[[], Built]]]"
+
+
+def session_key(model_path: Path, sha256: str | None, preference: str, threads: int) -> Key:
+    return (str(model_path), sha256 or "", preference, threads)
 
 
 class _Begun:

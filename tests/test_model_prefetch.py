@@ -127,7 +127,7 @@ def test_a_forked_child_never_waits_for_its_parents_session():
 
 def _default_key(preference: str) -> model_prefetch.Key:
     spec = Embedder().spec
-    return (str(spec.model_path), spec.model_sha256 or "", preference, cpu_threads())
+    return model_prefetch.session_key(spec.model_path, spec.model_sha256, preference, cpu_threads())
 
 
 def test_a_command_that_fails_at_once_exits_as_it_should_while_the_session_is_built(tmp_path: Path):

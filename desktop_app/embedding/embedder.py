@@ -94,8 +94,10 @@ class Embedder:
             if self._session is not None:
                 return
             # The session the entry point began for this model, if it did (model_prefetch.py).
-            key = (str(self.spec.model_path), self.spec.model_sha256 or "", self.provider_preference, self.threads)
-            begun = model_prefetch.take(key)
+            spec = self.spec
+            begun = model_prefetch.take(
+                model_prefetch.session_key(spec.model_path, spec.model_sha256, self.provider_preference, self.threads)
+            )
             if begun is not None:
                 session, note = begun
             else:

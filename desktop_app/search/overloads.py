@@ -36,29 +36,30 @@ def definition_units(pool: Sequence[Candidate], overloads_apart: bool) -> Callab
     `overloads_apart`, a function's places under one key told apart by the function they belong to."""
     if not overloads_apart:
         return lambda c: definition_key(c.hit)
+    units = {id(c): definition_key(c.hit) for c in pool}
     by_key: dict[str, list[Candidate]] = {}
     for c in pool:
-        key = definition_key(c.hit)
+        key = units[id(c)]
         if key is not None and c.hit.chunk_type == "function":
             by_key.setdefault(key, []).append(c)
-    units: dict[int, str] = {}
     for key, places in by_key.items():
         if len(places) < 2:
             continue
-        in_lines = sorted(places, key=lambda c: (c.hit.start_line, c.hit.end_line))
-        part, first, end = 0, in_lines[0], 0
-        for c in in_lines:
-            if c.hit.start_line > end > 0 and _depth(c) <= _depth(first):
-                part, first = part + 1, c  # another function of the same name
+        part, depth, end = 0, 0, 0
+        for c in sorted(places, key=lambda c: (c.hit.start_line, c.hit.end_line)):
+            if not end:
+                depth = _depth(c)
+            elif c.hit.start_line > end and _depth(c) <= depth:
+                part, depth = part + 1, _depth(c)  # another function of the same name
             end = max(end, c.hit.end_line)
             units[id(c)] = f"{key}#{part}"
-        shown: dict[str, str] = {}  # unit -> the unit it is shown as, best first
+        shown: dict[str | None, str | None] = {}  # unit -> the unit it is shown as, best first
         for c in places:  # in rank order
             unit = units[id(c)]
             if unit not in shown:
                 shown[unit] = unit if len(shown) < OVERLOADS_SHOWN else next(iter(shown.values()))
             units[id(c)] = shown[unit]
-    return lambda c: units.get(id(c)) or definition_key(c.hit)
+    return lambda c: units[id(c)]
 
 
 # Lines that say nothing of the code's depth: C's preprocessor lines and goto labels stand at the margin inside a

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .id_arrays import among, distinct_sorted, positions
+from .id_arrays import among, distinct_of_sorted, distinct_sorted, positions
 from .rows import HitFilter
 
 
@@ -85,5 +85,4 @@ class PlaceColumns:
             ],
             dtype=bool,
         )
-        ids = self.chunk_ids[files[self.file_at] & kinds[self.kind_at]]
-        return ids[np.concatenate(([True], ids[1:] != ids[:-1]))] if len(ids) else ids
+        return distinct_of_sorted(self.chunk_ids[files[self.file_at] & kinds[self.kind_at]])
