@@ -131,6 +131,20 @@ def test_a_question_saying_what_code_does_is_not_lifted_by_the_file_holding_the_
         assert wanted.score > other.score, action
 
 
+def test_a_question_saying_what_code_does_raises_the_names_its_verb_is_given():
+    """ "Creates a tree holding the given keys." asks for `New`, whose name shares no word with it, not for `Put`,
+    which is a little closer in meaning; asked about a part of the code, the closer one stays first."""
+    new, put = candidate("tree.go", 60, 0.50), candidate("tree.go", 14, 0.56)
+    new.hit, put.hit = replace(new.hit, symbol_name="New"), replace(put.hit, symbol_name="Put")
+    for action in ("Creates a tree holding the given keys.", "create a tree from the given keys"):
+        rank_scores([new, put], parse(action), "hybrid", NO_RERANK)
+        assert new.score > put.score, action
+    rank_scores([new, put], parse("tree construction from a list of keys"), "hybrid", NO_RERANK)
+    assert put.score > new.score
+    rank_scores([new, put], parse("Creates a tree holding the given keys."), "semantic", NO_RERANK)
+    assert put.score > new.score  # semantic mode keeps its plain similarity
+
+
 def test_a_question_saying_what_code_does_keeps_the_second_function_of_a_file_above_a_weaker_one_elsewhere():
     """A file's second definition gives way to other files (SATURATION) and its best one is lifted by the rest
     (FILE_SUPPORT), which finds more files for a question about a part of the code. A doc comment asks for one

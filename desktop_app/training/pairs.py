@@ -20,7 +20,7 @@ from ..identifiers import split_identifier
 from ..indexing.chunk import Chunk
 from ..indexing.documents import document_text
 from ..indexing.syntax import COMMENT, LEADING, Definition, outline
-from .texts import MAX_FILE_BYTES, SourceFile, sample_by_language
+from .texts import SourceFile, read_text, sample_by_language
 
 MIN_WORDS = 4
 MAX_QUESTION_WORDS = 40
@@ -84,12 +84,8 @@ def _functions(definitions: Iterable[Definition]) -> Iterator[Definition]:
         yield from _functions(d.members)
 
 
-def file_pairs(source: SourceFile) -> Iterator[dict]:
-    """{"question", "answer", "language"} for each documented function of one file."""
-    try:
-        text = source.path.read_bytes()[:MAX_FILE_BYTES].decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-    except (OSError, UnicodeDecodeError):
-        return
+def documented_functions(text: str, source: SourceFile) -> Iterator[tuple[Definition, str, set[int]]]:
+    """(function, its doc comment's first sentence, the comment's rows) for each documented function of a file."""
     found = outline(text, source.language, source.rel_path)
     if found is None:
         return
@@ -97,17 +93,25 @@ def file_pairs(source: SourceFile) -> Iterator[dict]:
     flags = found.line_flags
     docstrings = _python_docstrings(text) if source.language == "python" else {}
     for d in _functions(found.definitions):
-        if d.end - d.start + 1 > MAX_LINES:
-            continue
         rows = range(d.start, d.end + 1)
         doc = [r for r in rows if flags[r] & LEADING and flags[r] & COMMENT]
         if not doc:
             doc = next((list(span) for row, span in docstrings.items() if d.start <= row <= d.end), [])
         asked = question([lines[r] for r in doc])
-        if asked is None or set(asked.lower().split()) <= set(split_identifier(d.name)):
+        if asked is not None:
+            yield d, asked, set(doc)
+
+
+def file_pairs(source: SourceFile) -> Iterator[dict]:
+    """{"question", "answer", "language"} for each documented function of one file."""
+    text = read_text(source)
+    if text is None:
+        return
+    lines = text.split("\n")
+    for d, asked, skipped in documented_functions(text, source):
+        if d.end - d.start + 1 > MAX_LINES or set(asked.lower().split()) <= set(split_identifier(d.name)):
             continue
-        skipped = set(doc)
-        code = "\n".join(lines[r] for r in rows if r not in skipped)
+        code = "\n".join(lines[r] for r in range(d.start, d.end + 1) if r not in skipped)
         chunk = Chunk(code, d.start + 1, d.end + 1, "function", d.name, d.symbol_type, d.parent, 0)
         yield {"question": asked, "answer": document_text(chunk, source.rel_path), "language": source.language}
 

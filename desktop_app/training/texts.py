@@ -68,12 +68,20 @@ def sample_by_language(
     return out
 
 
-def _file_texts(source: SourceFile, tokenizer: Tokenizer) -> Iterator[dict]:
+def read_text(source: SourceFile) -> str | None:
+    """A corpus file's text with its line ends as the index reads them; None where it is not UTF-8 (the corpus is
+    UTF-8 source: anything else is left out rather than guessed at)."""
     try:
         data = source.path.read_bytes()[:MAX_FILE_BYTES]
-        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     except (OSError, UnicodeDecodeError):
-        return  # the corpus is UTF-8 source; anything else is left out rather than guessed at
+        return None
+
+
+def _file_texts(source: SourceFile, tokenizer: Tokenizer) -> Iterator[dict]:
+    text = read_text(source)
+    if text is None:
+        return
 
     def count(lines: Sequence[str]) -> list[int]:
         return [len(e.ids) for e in tokenizer.encode_batch(list(lines), add_special_tokens=False)]
