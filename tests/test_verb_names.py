@@ -20,9 +20,9 @@ def test_a_words_inflections_share_one_key_in_questions_and_names():
     assert {word_key(w) for w in ("entries", "entry")} == {"entry"}
     assert {word_key(w) for w in ("matches", "match")} == {"match"}
     assert word_key("class") == "class" and word_key("status") == "status"
-    assert name_words("Tree.Clear") == ["clear"]
-    assert name_words("sqlite3WalkSelectExpr") == ["sqlite3", "walk", "select", "expr"]
-    assert name_words("glm_vec2_add") == ["glm", "vec2", "add"]
+    assert name_words("Tree.Clear") == ("clear",)
+    assert name_words("sqlite3WalkSelectExpr") == ("sqlite3", "walk", "select", "expr")
+    assert name_words("glm_vec2_add") == ("glm", "vec2", "add")
 
 
 def test_the_shipped_table_names_what_a_verb_describes_and_its_prefixes_do_not_hide_it():

@@ -53,9 +53,10 @@ def opening_word(text: str) -> str | None:
     return word_key(first.group()) if first else None
 
 
-def name_words(name: str) -> list[str]:
+@functools.lru_cache(maxsize=1 << 14)  # a live search ranks mostly the same names keystroke after keystroke
+def name_words(name: str) -> tuple[str, ...]:
     """The keys of a symbol name's words of two letters or more, in order (`Tree.Clear` -> clear)."""
-    return [word_key(w) for w in split_identifier(re.split(r"\.|::|->", name)[-1]) if len(w) > 1]
+    return tuple(word_key(w) for w in split_identifier(re.split(r"\.|::|->", name)[-1]) if len(w) > 1)
 
 
 @functools.cache
