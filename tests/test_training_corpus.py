@@ -16,6 +16,7 @@ from desktop_app.training.exclusions import ExclusionList
 from desktop_app.training.licences import debian_licences, is_permissive
 from desktop_app.training.registries import RegistryError, resolve
 from desktop_app.training.selection import select_files
+from desktop_app.training.texts import source_files
 
 EXCLUSIONS = """\
 # name<TAB>upstream
@@ -87,6 +88,9 @@ def test_fetch_builds_the_corpus_from_a_real_debian_package(tmp_path):
         assert entry["package"] == "node-uuid" and entry["version"] == uuid["version"]
         assert entry["language"] == "javascript"  # .js, .mjs and .cjs alike, by Quarry's own mapping
     assert "uuid/wrapper.mjs" in kept
+    # The training steps read the index through source_files, each file with its package.
+    sources = list(source_files(cache / "index.jsonl"))
+    assert sources and {(f.package, f.language) for f in sources} == {("node-uuid", "javascript")}
     # Deduplicated: each content once, the copy recorded as a duplicate of the file kept.
     assert len({entry["sha256"] for entry in index}) == len(index)
     assert "uuid/dist/esm-browser/index.js" in kept and "uuid/dist/esm-node/index.js" not in kept

@@ -11,6 +11,7 @@ import pytest
 from desktop_app.embedding.model_spec import ModelError
 from desktop_app.search import verb_names
 from desktop_app.search.verb_names import fit_of, name_fit, name_words, word_key
+from desktop_app.training import verb_names as training_verb_names
 from desktop_app.training.texts import SourceFile
 from desktop_app.training.verb_names import MIN_COUNT, build_table, named_questions, observation, write_table
 
@@ -50,34 +51,52 @@ def test_the_shipped_table_is_checked_against_its_sha256(monkeypatch):
 
 
 def _corpus(root: Path) -> list[SourceFile]:
-    """Go and Python files whose documented functions pair three verbs with three first words of names."""
-    go = ["package tree\n"]
-    for i, colour in enumerate(("Red", "Green", "Blue", "Cyan", "Magenta", "Yellow")[: MIN_COUNT + 1]):
-        # Go's doc comments open with the name, which the table leaves out
-        go.append(f"// Clear{colour} removes all {colour.lower()} values.\nfunc Clear{colour}() {{\n}}\n")
-        go.append(f"// Returns the size of table {i} in bytes.\nfunc GetSize{i}() int {{\n\treturn {i}\n}}\n")
-    go.append("// Returns the size of table 0 in bytes.\nfunc GetSize0() int {\n\treturn 0\n}\n")  # counted once
-    python = []
-    for i in range(MIN_COUNT + 1):
-        doc = f'    """Checks whether job number {i} may start now."""\n'
-        python.append(f"def is_ready_{i}(job):\n{doc}    return True\n")
-    python.append('def fetch_all(rows):\n    """Checks whether all the rows arrived."""\n    return rows\n')
+    """Go and Python files of two packages whose documented functions pair three verbs with three first words of
+    names, each in both packages, and "removes" with `purge` in one package only."""
     files = []
-    for rel, language, text in (("tree.go", "go", "\n".join(go)), ("jobs.py", "python", "\n".join(python))):
-        (root / rel).write_text(text)
-        files.append(SourceFile(root / rel, rel, language))
+    for package, colours, sizes, jobs in (
+        ("one", ("Red", "Green", "Blue"), (0, 1, 2), (0, 1, 2)),
+        ("two", ("Cyan", "Magenta", "Yellow"), (3, 4, 5), (3, 4, 5)),
+    ):
+        go = ["package tree\n"]
+        for colour in colours:  # Go's doc comments open with the name, which the table leaves out
+            go.append(f"// Clear{colour} removes all {colour.lower()} values.\nfunc Clear{colour}() {{\n}}\n")
+        for i in sizes:
+            go.append(f"// Returns the size of table {i} in bytes.\nfunc GetSize{i}() int {{\n\treturn {i}\n}}\n")
+        python = []
+        for i in jobs:
+            doc = f'    """Checks whether job number {i} may start now."""\n'
+            python.append(f"def is_ready_{i}(job):\n{doc}    return True\n")
+        if package == "one":
+            go.append(
+                "// Returns the size of table 0 in bytes.\nfunc GetSize0() int {\n\treturn 0\n}\n"
+            )  # counted once
+            for i in range(MIN_COUNT + 1):
+                go.append(f"// Removes the entries older than {i} days.\nfunc purgeOld{i}() {{\n}}\n")
+            python.append('def fetch_all(rows):\n    """Checks whether all the rows arrived."""\n    return rows\n')
+        (root / package).mkdir()
+        for rel, language, text in (("tree.go", "go", "\n".join(go)), ("jobs.py", "python", "\n".join(python))):
+            (root / package / rel).write_text(text)
+            files.append(SourceFile(root / package / rel, rel, language, package))
     return files
 
 
-def test_the_table_is_learned_from_each_documented_functions_opening_word_and_names_first_word(tmp_path):
+def test_the_table_is_learned_from_each_documented_functions_opening_word_and_names_first_word(tmp_path, monkeypatch):
     files = _corpus(tmp_path)
     items = [item for source in files for item in named_questions(source)]
-    assert {"question": "ClearRed removes all red values.", "name": "ClearRed", "language": "go"} in items
+    assert {
+        "question": "ClearRed removes all red values.",
+        "name": "ClearRed",
+        "language": "go",
+        "package": "one",
+    } in items
     assert observation("ClearRed removes all red values.", "ClearRed") == ("remov", "clear")
     assert observation("Checks whether job 1 may start now.", "is_ready_1") == ("check", "is")
     table = build_table(items)
-    # `GetSize0` is counted once; `fetch` is seen once for "checks", under MIN_COUNT.
+    # `GetSize0` counted once; `fetch` seen once for "checks", under MIN_COUNT; `purge` seen 6 times in one package.
     assert table == {"remov": {"clear": 1.0}, "return": {"get": 1.0}, "check": {"is": 1.0}}
+    monkeypatch.setattr(training_verb_names, "MIN_PACKAGES", 1)
+    assert build_table(items)["remov"] == {"clear": 1.0, "purg": 1.0}
     path = tmp_path / "verb_names.json"
     digest = write_table(table, path)
     assert digest == hashlib.sha256(path.read_bytes()).hexdigest()

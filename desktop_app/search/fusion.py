@@ -80,7 +80,7 @@ FAST_NAME_WEIGHT_ACTION = 0.45
 # much at the word the verb's functions hold most often. On the full index (hybrid, nl MRR@10), none / 0.07 / 0.1 /
 # 0.15: stdlib dev 0.577 / 0.592 / 0.589 / 0.586, held-out 0.518 / 0.520 / 0.518 / 0.506, the doc-comment sets'
 # mean 0.523 / 0.532 / 0.535 / 0.528 (at 0.1 Go 0.483 -> 0.490, TypeScript 0.582 -> 0.575, Java 0.598 -> 0.621,
-# Rust 0.471 -> 0.495, C 0.480 -> 0.494). At the end of stage 2, none / 0.1: stdlib dev 0.529 / 0.534, held-out
+# Rust 0.471 -> 0.495, C 0.480 -> 0.493). At the end of stage 2, none / 0.1: stdlib dev 0.529 / 0.534, held-out
 # 0.483 / 0.480, the doc-comment sets' mean 0.502 / 0.519. Rejected: the name's first word alone (its prefix,
 # `sqlite3`, `glm`, `Zopfli`, hid the verb: C 0.480 -> 0.474), and a table from every word of the question to
 # every word of the name (0.1: doc-comment mean 0.529, stdlib dev 0.573; 0.2: doc-comment mean 0.522).

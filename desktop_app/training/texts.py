@@ -32,6 +32,7 @@ class SourceFile:
     path: Path  # where the file's bytes are
     rel_path: str  # its path inside its package, as the index would show it
     language: str
+    package: str = ""  # the registry's name of the package it came from
 
 
 def training_texts(files: Iterable[SourceFile], tokenizer_path: Path, per_language: int, seed: int) -> list[dict]:
@@ -108,4 +109,4 @@ def source_files(corpus_index: Path) -> Iterator[SourceFile]:
             entry = json.loads(line)
             kind = classify(entry["rel_path"])
             if kind is not None and kind.kind == "code":
-                yield SourceFile(root / entry["path"], entry["rel_path"], kind.language)
+                yield SourceFile(root / entry["path"], entry["rel_path"], kind.language, entry["package"])
