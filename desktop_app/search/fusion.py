@@ -81,7 +81,7 @@ FAST_NAME_WEIGHT_ACTION = 0.45
 # 0.15: stdlib dev 0.577 / 0.592 / 0.589 / 0.586, held-out 0.518 / 0.520 / 0.518 / 0.506, the doc-comment sets'
 # mean 0.523 / 0.532 / 0.535 / 0.528 (at 0.1 Go 0.483 -> 0.490, TypeScript 0.582 -> 0.575, Java 0.598 -> 0.621,
 # Rust 0.471 -> 0.495, C 0.480 -> 0.493). At the end of stage 2, none / 0.1: stdlib dev 0.529 / 0.534, held-out
-# 0.483 / 0.480, the doc-comment sets' mean 0.502 / 0.519. Rejected: the name's first word alone (its prefix,
+# 0.483 / 0.480, the doc-comment sets' mean 0.502 / 0.520. Rejected: the name's first word alone (its prefix,
 # `sqlite3`, `glm`, `Zopfli`, hid the verb: C 0.480 -> 0.474), and a table from every word of the question to
 # every word of the name (0.1: doc-comment mean 0.529, stdlib dev 0.573; 0.2: doc-comment mean 0.522).
 VERB_NAME_WEIGHT = 0.1
@@ -219,12 +219,12 @@ def rank_scores(
         # 0.489 (Rust 0.505 -> 0.483, the other four up), stdlib dev 0.515 -> 0.517, held-out 0.463 -> 0.471.
         # semble-dev is unchanged by construction: none of its questions opens with an action verb.
         about_files = not parsed.describes_an_action
-        if not about_files:
-            shares = name_fit(parsed.text)
-            for i, c in enumerate(candidates):
-                bases[i] += VERB_NAME_WEIGHT * fit_of(c.hit.symbol_name, shares)
         if about_files:
             _file_meaning(candidates, bases, before)
+        else:
+            shares = name_fit(parsed.text)  # the names the question's verb is given (VERB_NAME_WEIGHT)
+            for i, c in enumerate(candidates):
+                bases[i] += VERB_NAME_WEIGHT * fit_of(c.hit.symbol_name, shares)
         if uses_outline(parsed, mode):
             _file_outline(candidates, bases, before)
         if about_files:

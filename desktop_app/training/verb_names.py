@@ -60,8 +60,7 @@ def observation(question: str, name: str) -> tuple[str, str] | None:
     words = [w for w in split_identifier(bare) if len(w) > 1]
     if not opening or not words:
         return None
-    first = word_key(opening[0])
-    return first, word_key(words[0])
+    return word_key(opening[0]), word_key(words[0])
 
 
 def build_table(items: Iterable[dict]) -> dict[str, dict[str, float]]:
