@@ -63,6 +63,14 @@ class McpSession:
         self._loop.call_soon_threadsafe(self._queue.put_nowait, (call, answer))
         return answer.result(timeout=300)
 
+    def instructions(self) -> str | None:
+        """What the server told the client at the start, for the agent's context."""
+
+        async def read(client: Client) -> str | None:
+            return client.instructions
+
+        return self._run(read)
+
     def list_tools(self) -> list:
         return self._run(lambda c: c.list_tools()).tools
 

@@ -50,6 +50,10 @@ def test_every_tool_is_listed_with_a_schema_and_a_description(server):
         assert len(tool.description) > 60
         assert tool.input_schema["type"] == "object"
     assert tools["search"].input_schema["required"] == ["query"]
+    # How to ask for a function: what it does, opening with its verb (query.py's describes_an_action).
+    assert "opening with its verb" in tools["search"].input_schema["properties"]["query"]["description"]
+    instructions = server.instructions()
+    assert "as its doc comment would" in instructions and "find_symbol" in instructions
     assert tools["search"].input_schema["properties"]["mode"]["enum"] == ["hybrid", "semantic", "exact", "text"]
     assert set(tools["read_span"].input_schema["required"]) == {"path", "start_line", "end_line"}
     assert tools["search"].annotations.read_only_hint is True

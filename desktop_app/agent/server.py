@@ -31,7 +31,10 @@ from .tools import LOAD_WAIT_S, MAX_K, AgentTools, ToolFailure  # noqa: E402
 _log = logging.getLogger(__name__)
 INSTRUCTIONS = """\
 Quarry searches the indexed repository by meaning and by name, ranked, and stays up to date as files change.
-Use `search` first for "where is X done / how does Y work" questions and for identifiers; use `find_symbol`
+Use `search` first for "where is X done / how does Y work" questions and for identifiers. To find the function
+that does something, say what it does as its doc comment would ("Removes all expired sessions from the
+cache", "parse a MIME header"): such a question ranks functions, each overload apart; a noun phrase ("session
+expiry") ranks the files and parts of the code about it. Use `find_symbol`
 when you know a definition's name; read code with `read_span` (current lines from disk). `index_status`
 says how complete the index is; `reindex` catches up, or indexes the server's folder; a folder inside an
 indexed one is brought up to date as part of it (only the user can add others). The default folder is the
@@ -47,7 +50,13 @@ def build_server(tools: AgentTools) -> MCPServer:
 
     @server.tool(annotations=_READ_ONLY)
     async def search(
-        query: Annotated[str, Field(description="What to find: a description in words, or an identifier.")],
+        query: Annotated[
+            str,
+            Field(
+                description="What to find: a description in words (what a function does, opening with its verb, "
+                "finds that function), or an identifier."
+            ),
+        ],
         mode: Annotated[
             str,
             Field(
