@@ -48,14 +48,11 @@ def searched_by_meaning(argv: Sequence[str]) -> str | None:
 
 
 def _default_session(preference: str) -> tuple[model_prefetch.Key, Callable[[], model_prefetch.Built]]:
-    from .embedding.model_spec import default_model_spec, verify_sha256
-    from .embedding.providers import cpu_threads, create_session
+    from .embedding.model_spec import default_model_spec
+    from .embedding.providers import cpu_threads, verified_session
 
     spec = default_model_spec()
     threads = cpu_threads()
 
-    def build() -> model_prefetch.Built:
-        verify_sha256(spec.model_path, spec.model_sha256)
-        return create_session(spec.model_path, preference, threads)
-
-    return model_prefetch.session_key(spec.model_path, spec.model_sha256, preference, threads), build
+    key = model_prefetch.session_key(spec.model_path, spec.model_sha256, preference, threads)
+    return key, functools.partial(verified_session, spec.model_path, spec.model_sha256, preference, threads)

@@ -12,7 +12,7 @@ from tokenizers import Tokenizer
 
 from .. import model_prefetch
 from .model_spec import ModelError, ModelSpec, default_model_spec, model_source, verify_sha256
-from .providers import PREFERENCES, cpu_threads, create_session
+from .providers import PREFERENCES, cpu_threads, verified_session
 from .token_counting import TokenCounter
 
 # Padded tokens per model run. Measured on a 2-core machine, runs of ~2k tokens beat both single texts
@@ -98,11 +98,9 @@ class Embedder:
             begun = model_prefetch.take(
                 model_prefetch.session_key(spec.model_path, spec.model_sha256, self.provider_preference, self.threads)
             )
-            if begun is not None:
-                session, note = begun
-            else:
-                verify_sha256(self.spec.model_path, self.spec.model_sha256)
-                session, note = create_session(self.spec.model_path, self.provider_preference, self.threads)
+            session, note = begun or verified_session(
+                spec.model_path, spec.model_sha256, self.provider_preference, self.threads
+            )
             inputs = {node.name for node in session.get_inputs()}
             missing = {"input_ids", "attention_mask"} - inputs
             unsupported = inputs - _SUPPORTED_INPUTS

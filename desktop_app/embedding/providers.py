@@ -10,7 +10,7 @@ from pathlib import Path
 
 import onnxruntime as ort
 
-from .model_spec import ModelError
+from .model_spec import ModelError, verify_sha256
 
 CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"
@@ -64,6 +64,14 @@ def session_options(threads: int) -> ort.SessionOptions:
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     return options
+
+
+def verified_session(
+    model_path: Path, sha256: str | None, preference: str, threads: int
+) -> tuple[ort.InferenceSession, str | None]:
+    """create_session for a model file checked against its sha256 first (ModelError when it is not that file)."""
+    verify_sha256(model_path, sha256)
+    return create_session(model_path, preference, threads)
 
 
 def create_session(model_path: Path, preference: str, threads: int) -> tuple[ort.InferenceSession, str | None]:

@@ -49,8 +49,8 @@ def definition_units(pool: Sequence[Candidate], overloads_apart: bool) -> Callab
         for c in sorted(places, key=lambda c: (c.hit.start_line, c.hit.end_line)):
             if not end:
                 depth = _depth(c)
-            elif c.hit.start_line > end and _depth(c) <= depth:
-                part, depth = part + 1, _depth(c)  # another function of the same name
+            elif c.hit.start_line > end and (starts := _depth(c)) <= depth:
+                part, depth = part + 1, starts  # another function of the same name
             end = max(end, c.hit.end_line)
             units[id(c)] = f"{key}#{part}"
         shown: dict[str | None, str | None] = {}  # unit -> the unit it is shown as, best first
