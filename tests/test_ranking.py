@@ -158,6 +158,27 @@ def test_a_question_saying_what_code_does_keeps_the_second_function_of_a_file_ab
     assert best.score > second.score > elsewhere.score
 
 
+def test_a_question_saying_what_code_does_raises_the_overload_whose_declaration_holds_its_words():
+    """ "Copies chars from a Reader to a Writer." describes the overload declared with those parameters, though the
+    one from an InputStream means about the same; a name that abbreviates the question's word (`glm_max` for
+    "maximum") is raised too. A question about a part of the code, and semantic mode, keep the plain order."""
+    streams, chars = candidate("CopyUtils.java", 10, 0.58), candidate("CopyUtils.java", 30, 0.56)
+    streams.hit = replace(
+        streams.hit, symbol_name="copy", text="public static int copy(InputStream input, OutputStream output) {"
+    )
+    chars.hit = replace(chars.hit, symbol_name="copy", text="public static int copy(Reader input, Writer output) {")
+    rank_scores([streams, chars], parse("Copies chars from a Reader to a Writer."), "hybrid", NO_RERANK)
+    assert chars.score > streams.score
+    rank_scores([streams, chars], parse("char copying between a reader and a writer"), "hybrid", NO_RERANK)
+    assert streams.score > chars.score
+    rank_scores([streams, chars], parse("Copies chars from a Reader to a Writer."), "semantic", NO_RERANK)
+    assert streams.score > chars.score
+    clamp, glm_max = candidate("util.h", 10, 0.58), candidate("util.h", 40, 0.56)
+    clamp.hit, glm_max.hit = replace(clamp.hit, symbol_name="glm_clamp"), replace(glm_max.hit, symbol_name="glm_max")
+    rank_scores([clamp, glm_max], parse("Finds the maximum of two values."), "hybrid", NO_RERANK)
+    assert glm_max.score > clamp.score
+
+
 @pytest.mark.parametrize(
     ("query", "action"),
     [
