@@ -1,4 +1,4 @@
-"""What a question saying what code does shares with a function: its declaration's words, its name's abbreviations."""
+"""What a question saying what code does shares with a function: its declaration's words, its name's hidden words."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from dataclasses import replace
 
 from desktop_app.search.function_cues import (
     DECLARATION_WORDS,
-    abbreviation_fit,
     declaration_fit,
     declaration_words,
+    hidden_word_fit,
     question_words,
 )
 from desktop_app.search.query import parse
@@ -58,17 +58,23 @@ def test_a_declaration_fits_what_the_question_names_after_its_verb():
     assert declaration_fit(frozenset(), _hit(_JAVA, "copy")) == 0.0
 
 
-def test_a_name_that_abbreviates_a_word_of_the_question_fits_it():
-    assert abbreviation_fit("glm_max", parse("find maximum of given two values")) == 1.0
-    assert abbreviation_fit("glm_make_deg", parse("convert radians to degree")) == 1.0
-    assert abbreviation_fit("Buffer.getLen", parse("Returns the length of the buffer.")) == 1.0
+def test_a_name_holding_a_word_of_the_question_abbreviated_or_run_together_fits_it():
+    assert hidden_word_fit("glm_max", parse("Finds the maximum of two values.")) == 1.0
+    assert hidden_word_fit("glm_make_deg", parse("convert radians to degree")) == 1.0
+    assert hidden_word_fit("Buffer.getLen", parse("Returns the length of the buffer.")) == 1.0
+    assert hidden_word_fit("HTTPResponse.isclosed", parse("True if the connection is closed.")) == 1.0
+    assert hidden_word_fit("astring", parse("Asserts something is a string.")) == 1.0
     # A word the question spells out, or one of its inflections, is the keyword index's to match.
-    assert abbreviation_fit("glm_max", parse("find the max of two values")) == 0.0
-    assert abbreviation_fit("removeAll", parse("Removes all the entries.")) == 0.0
-    # Too short to abbreviate, or longer than the question's word: no fit.
-    assert abbreviation_fit("is_in", parse("Checks membership in the index.")) == 0.0
-    assert abbreviation_fit("address", parse("add two numbers")) == 0.0
-    assert abbreviation_fit(None, parse("find maximum of given two values")) == 0.0
+    assert hidden_word_fit("glm_max", parse("find the max of two values")) == 0.0
+    assert hidden_word_fit("removeAll", parse("Removes all the entries.")) == 0.0
+    assert hidden_word_fit("getHeaders", parse("Returns the list of headers.")) == 0.0
+    # A word and its derivative are two words: `read` does not abbreviate "reader".
+    assert hidden_word_fit("IOUtils.read", parse("Gets the contents of a Reader as a String.")) == 0.0
+    # Too short to abbreviate or to be found run into a name, or longer than the question's word: no fit.
+    assert hidden_word_fit("is_in", parse("Checks membership in the index.")) == 0.0
+    assert hidden_word_fit("remap", parse("Sets the map.")) == 0.0  # "map" is too short to be seen run in
+    assert hidden_word_fit("address", parse("add two numbers")) == 0.0
+    assert hidden_word_fit(None, parse("Finds the maximum of two values.")) == 0.0
 
 
 def test_a_declaration_is_read_once_per_text_and_name():

@@ -160,7 +160,7 @@ def test_a_question_saying_what_code_does_keeps_the_second_function_of_a_file_ab
 
 def test_a_question_saying_what_code_does_raises_the_overload_whose_declaration_holds_its_words():
     """ "Copies chars from a Reader to a Writer." describes the overload declared with those parameters, though the
-    one from an InputStream means about the same; a name that abbreviates the question's word (`glm_max` for
+    one from an InputStream means about the same; a name holding the question's word abbreviated (`glm_max` for
     "maximum") is raised too. A question about a part of the code, and semantic mode, keep the plain order."""
     streams, chars = candidate("CopyUtils.java", 10, 0.58), candidate("CopyUtils.java", 30, 0.56)
     streams.hit = replace(

@@ -1,5 +1,5 @@
 """What a question that says what code does shares with the function it describes beyond meaning and keywords: the
-words of the function's declaration, and the words its name abbreviates.
+words of the function's declaration, and the words its name holds abbreviated or run together.
 
 A doc comment names what its function takes and gives: "Copies bytes from a URL to an OutputStream." describes
 `copy(URL url, OutputStream output)`, "Generates 32-bit hash from the byte array with the given offset, length and
@@ -11,10 +11,12 @@ own file first). So a function whose declaration (its text up to the body's open
 modifiers, receiver, parameters, return type) holds the question's content words is raised, up to
 DECLARATION_WORDS of them.
 
-A name abbreviates words the question spells out (`glm_max` for "maximum", `glm_make_deg` for "degree",
-`sqlite3_str_value` for "string", `getLen` for "length"), and the keyword index matches whole words only; so a name
-holding a word of three letters or more that begins a longer word of the question, and is none of its words, is
-raised too. The weights are fusion.py's.
+A name may also hold a word of the question in a form the keyword index, which matches whole words, cannot see:
+abbreviated (`glm_max` for "maximum", `glm_make_deg` for "degree", `getLen` for "length") or run into another word
+(`isclosed` for "True if the connection is closed.", `getheaders`, `heapify`, `astring` for "Asserts something is a
+string."). So a name word of three letters or more, none of the question's words, that begins a question word two
+letters longer or more (not just by a derivational ending: `read` does not abbreviate "reader") or holds one of four
+letters or more, raises its function too. The weights are fusion.py's.
 """
 
 from __future__ import annotations
@@ -37,9 +39,15 @@ DECLARATION_WORDS = 3
 # Where a body opens: a brace (C-like languages), a colon ending the line (Python), a semicolon (a declaration
 # without a body: an abstract or interface method, a C prototype).
 _BODY_OPENS = ("{", ":\n", ";")
-# A word abbreviates another it begins when it is this long and the other is at least this much longer.
+# A name word abbreviates a question word it begins when it is this long and the other at least this much longer,
+# unless what is left is a derivational ending (a word and its derivative are two words, both the index's to match);
+# a name word holds a question word run into another when that one is this long.
 ABBREVIATION_MIN = 3
 ABBREVIATION_MORE = 2
+DERIVATIONAL_ENDINGS = frozenset(
+    ("er", "ers", "or", "ors", "ing", "ings", "ed", "ion", "ions", "able", "ment", "ments", "ly", "ness")
+)
+RUN_INTO_MIN = 4
 
 
 def last_name(symbol_name: str) -> str:
@@ -73,8 +81,9 @@ def declaration_fit(words: frozenset[str], hit: Hit) -> float:
     return min(1.0, len(held) / DECLARATION_WORDS)
 
 
-def abbreviation_fit(symbol_name: str | None, parsed: ParsedQuery) -> float:
-    """1 when the name holds a word that abbreviates one of the question's (`max` for "maximum"), else 0."""
+def hidden_word_fit(symbol_name: str | None, parsed: ParsedQuery) -> float:
+    """1 when the name holds a word of the question abbreviated (`max` for "maximum") or run into another
+    (`isclosed` for "closed"), else 0."""
     if not symbol_name:
         return 0.0
     spelt = set(parsed.words)
@@ -82,6 +91,11 @@ def abbreviation_fit(symbol_name: str | None, parsed: ParsedQuery) -> float:
     for part in split_identifier(last_name(symbol_name)):
         if len(part) < ABBREVIATION_MIN or part in spelt or word_key(part) in keys:
             continue
-        if any(len(w) >= len(part) + ABBREVIATION_MORE and w.startswith(part) for w in spelt):
-            return 1.0
+        for word in spelt:
+            if (
+                len(word) >= len(part) + ABBREVIATION_MORE
+                and word.startswith(part)
+                and word[len(part) :] not in DERIVATIONAL_ENDINGS
+            ) or (len(word) >= RUN_INTO_MIN and len(part) > len(word) and word in part):
+                return 1.0
     return 0.0
