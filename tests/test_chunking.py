@@ -624,6 +624,53 @@ def test_cpp():
     ]
 
 
+CPP_WITH_MACROS = """
+#include <utility>
+
+NLOHMANN_JSON_NAMESPACE_BEGIN
+
+template<typename ValueType, typename>
+struct adl_serializer
+{
+    template<typename BasicJsonType>
+    static void from_json(BasicJsonType && j, ValueType& val)
+    {
+        ::nlohmann::from_json(std::forward<BasicJsonType>(j), val);
+    }
+};
+
+class LEVELDB_EXPORT ABSL_ATTRIBUTE_OWNER Table final {
+ public:
+  Q_OBJECT
+  Table() = default;
+  int size() const { return size_; }
+ private:
+  int size_ = 0;
+};
+
+NLOHMANN_JSON_NAMESPACE_END
+"""
+
+
+def test_cpp_macros_the_grammar_cannot_read_do_not_hide_the_definitions_around_them():
+    """A line holding one upper-case macro (a namespace's opening, Qt's `Q_OBJECT`) and export or attribute macros
+    between `class` and its name: before they were blanked for the parser, adl_serializer.hpp gave no definition."""
+    chunks = chunks_of(CPP_WITH_MACROS, "cpp", "include/adl_serializer.hpp", max_tokens=80)
+    assert [(name, kind, parent) for name, kind, parent, _, _ in symbols(chunks)] == [
+        ("adl_serializer", "struct", None),
+        ("from_json", "method", "adl_serializer"),
+        ("Table", "class", None),
+        ("Table", "method", "Table"),
+        ("size", "method", "Table"),
+    ]
+    # What was blanked for the parser is still in the chunks' text, line for line.
+    assert "NLOHMANN_JSON_NAMESPACE_BEGIN" in "".join(c.text for c in chunks)
+    assert any("class LEVELDB_EXPORT ABSL_ATTRIBUTE_OWNER Table final {" in c.text for c in chunks)
+    # C reads its lone macro lines the same way (glibc's `__BEGIN_DECLS`, GLib's `G_BEGIN_DECLS`).
+    c_chunks = chunks_of("G_BEGIN_DECLS\n\nint ring_len(const struct ring *r)\n{\n  return r->n;\n}\n", "c")
+    assert symbols(c_chunks)[0][:2] == ("ring_len", "function")
+
+
 RUBY = """
 require "json"
 
