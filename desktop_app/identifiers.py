@@ -11,6 +11,7 @@ import re
 from functools import lru_cache
 
 _WORD = re.compile(r"\w+")
+_QUALIFIER = re.compile(r"\.|::|->")  # what joins a qualified name's parts in the languages indexed
 # Boundaries inside an identifier: lower->Upper, ACRONYMWord, and underscores / digits runs.
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
 
@@ -18,6 +19,11 @@ _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]
 def qualified(name: str, parent: str | None, joint: str = ".") -> str:
     """A symbol's name qualified by its parent (`LRUCache.put`), or alone at the top of its file."""
     return f"{parent}{joint}{name}" if parent else name
+
+
+def last_name(name: str) -> str:
+    """The last part of a qualified name (`Tree.Clear`, `ns::fn`, `obj->method` -> `Clear`, `fn`, `method`)."""
+    return _QUALIFIER.split(name)[-1]
 
 
 def split_identifier(name: str) -> list[str]:

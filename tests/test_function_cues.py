@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from desktop_app.identifiers import last_name
 from desktop_app.search.function_cues import (
     DECLARATION_WORDS,
     declaration_fit,
@@ -45,6 +46,15 @@ def test_a_declaration_runs_from_the_chunks_start_to_the_body_opening_after_the_
     assert declaration_words("int sqlite3_str_value(sqlite3_str *p);\n", "sqlite3_str_value") >= {"str", "valu"}
     # A later window of a long function, or a text that does not declare the name, holds no declaration.
     assert declaration_words("    output.write(buffer, 0, n);\n    count += n;\n}", "copy") == frozenset()
+
+
+def test_a_qualified_name_ends_with_the_functions_own():
+    assert [last_name(n) for n in ("Tree.Clear", "absl::StrCat", "ops->read", "plain")] == [
+        "Clear",
+        "StrCat",
+        "read",
+        "plain",
+    ]
 
 
 def test_a_declaration_fits_what_the_question_names_after_its_verb():

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import re
 
-from ..identifiers import split_identifier
+from ..identifiers import last_name, split_identifier
 from ..store.rows import Hit
 from .query import ParsedQuery
 from .verb_names import LETTERS, opening_word, word_key
@@ -33,8 +33,8 @@ from .verb_names import LETTERS, opening_word, word_key
 # modifiers and a leading comment come first).
 DECLARATION_CHARS = 400
 # Matched question words for the whole raise: a question names a few of what its function takes. Over the
-# doc-comment sets at the end of stage 2 (with the abbreviations' raise): 2 / 3 / 4 words, mean nl MRR@10 0.524 /
-# 0.527 / 0.528, the stdlib dev set 0.537 / 0.539 / 0.533.
+# doc-comment sets at the end of stage 2 (with a first form of the hidden words' raise): 2 / 3 / 4 words, mean nl
+# MRR@10 0.524 / 0.527 / 0.528, the stdlib dev set 0.537 / 0.539 / 0.533.
 DECLARATION_WORDS = 3
 # Where a body opens: a brace (C-like languages), a colon ending the line (Python), a semicolon (a declaration
 # without a body: an abstract or interface method, a C prototype).
@@ -48,11 +48,6 @@ DERIVATIONAL_ENDINGS = frozenset(
     ("er", "ers", "or", "ors", "ing", "ings", "ed", "ion", "ions", "able", "ment", "ments", "ly", "ness")
 )
 RUN_INTO_MIN = 4
-
-
-def last_name(symbol_name: str) -> str:
-    """The function's own name in a qualified one (`Tree.Clear`, `ns::fn`, `obj->method` -> the last part)."""
-    return re.split(r"\.|::|->", symbol_name)[-1]
 
 
 def question_words(parsed: ParsedQuery) -> frozenset[str]:

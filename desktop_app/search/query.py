@@ -11,7 +11,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from ..identifiers import split_identifier
+from ..identifiers import last_name, split_identifier
 
 _TOKEN = re.compile(r"\w+")
 # Words besides identifiers that make a query prose rather than code (ParsedQuery.is_sentence).
@@ -362,7 +362,7 @@ def parse(query: str) -> ParsedQuery:
             words.append(tok)
     single = bool(_IDENTIFIER.match(text)) and " " not in text
     if single:
-        last = re.split(r"\.|::|->", text)[-1]
+        last = last_name(text)
         if last not in identifiers:
             identifiers.append(last)
     return ParsedQuery(

@@ -19,7 +19,7 @@ import re
 
 from ..assets import resource_path
 from ..embedding.model_spec import ModelError, verify_sha256
-from ..identifiers import split_identifier
+from ..identifiers import last_name, split_identifier
 
 VERB_NAMES_ID = "quarry-verb-names-v1"
 VERB_NAMES_FILE = "verb_names.json"
@@ -56,7 +56,7 @@ def opening_word(text: str) -> str | None:
 @functools.lru_cache(maxsize=1 << 14)  # a live search ranks mostly the same names keystroke after keystroke
 def name_words(name: str) -> tuple[str, ...]:
     """The keys of a symbol name's words of two letters or more, in order (`Tree.Clear` -> clear)."""
-    return tuple(word_key(w) for w in split_identifier(re.split(r"\.|::|->", name)[-1]) if len(w) > 1)
+    return tuple(word_key(w) for w in split_identifier(last_name(name)) if len(w) > 1)
 
 
 @functools.cache
