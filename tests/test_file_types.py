@@ -90,3 +90,31 @@ def test_a_kconfig_symbol_a_device_tree_model_and_an_assembler_label_are_found(t
         assert path in [hit["path"] for hit in json.loads(found.stdout)["results"]], (word, found.stdout)
     found = quarry("search", "Heron wading board", "--root", root, "--db", db, "--mode", "text", "--json")
     assert [hit["path"] for hit in json.loads(found.stdout)["results"]] == ["arch/arm/boot/dts/heron-board.dts"]
+
+
+def test_a_header_named_dot_h_holding_cpp_is_read_as_cpp_and_a_c_header_as_c(tmp_path):
+    """abseil's, LLVM's and Qt's headers are C++ named `.h`; read with C's grammar their classes and methods were
+    lost (abseil-cpp's 380 headers: 1,807 definitions as C, 7,380 as C++)."""
+    root = tmp_path / "lib"
+    (root / "include").mkdir(parents=True)
+    (root / "include/ring_buffer.h").write_text(
+        "#pragma once\n#include <cstddef>\n\nnamespace heron {\n\ntemplate <typename T>\nclass RingBuffer {\n"
+        " public:\n  std::size_t capacity() const { return capacity_; }\n  void push_back(const T& value) {\n"
+        "    data_[end_++ % capacity_] = value;\n  }\n\n private:\n  T* data_;\n  std::size_t end_ = 0;\n"
+        "  std::size_t capacity_ = 0;\n};\n\n}  // namespace heron\n"
+    )
+    (root / "include/ring.h").write_text(
+        '#ifdef __cplusplus\nextern "C" {\n#endif\n\nstruct ring { int n; };\n\n'
+        "static inline int ring_len(const struct ring *r)\n{\n\treturn r->n;\n}\n\n#ifdef __cplusplus\n}\n#endif\n"
+    )
+    db = tmp_path / "index.db"
+    index = quarry("index", root, "--db", db, "--until", "keyword", "--json", "--quiet")
+    assert index.returncode == 0, index.stderr
+    languages = {}
+    for name in ("push_back", "capacity", "ring_len"):
+        found = quarry("search", name, "--root", root, "--db", db, "--mode", "exact", "--json")
+        assert found.returncode == 0, found.stderr
+        first = json.loads(found.stdout)["results"][0]
+        assert first["symbol_name"] == name, found.stdout
+        languages[name] = first["language"]
+    assert languages == {"push_back": "cpp", "capacity": "cpp", "ring_len": "c"}

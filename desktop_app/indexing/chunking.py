@@ -22,8 +22,9 @@ from desktop_app.indexing.syntax import COMMENT, Definition, outline
 # an index made before the change is cut again on its next index (unchanged chunks keep their vectors: chunks
 # are stored by content). 1: everything before this was recorded; 2: parsing again after a lost stretch; 3: C macros,
 # C functions in a lost stretch, JavaScript's assigned and nested functions and object literals' methods; 4: shell
-# functions inside `{ ... }` and `if` blocks; 5: C's definitions between the functions whose parse ran over them.
-CHUNKING_VERSION = 5
+# functions inside `{ ... }` and `if` blocks; 5: C's definitions between the functions whose parse ran over them;
+# 6: C and C++ macros the grammar cannot read blanked for the parser, and `.h` headers holding C++ cut as C++.
+CHUNKING_VERSION = 6
 
 _PROSE_LANGUAGES = frozenset(kind.language for kind in EXTENSIONS.values() if kind.kind == "docs")
 _CONFIG_LANGUAGES = frozenset(kind.language for kind in EXTENSIONS.values() if kind.kind == "config")

@@ -13,6 +13,7 @@ from .chunk import Chunk
 from .chunking import chunk_file
 from .documents import document_hash, document_header, document_text, keyword_fields
 from .file_selection import Candidate, SelectionOptions
+from .languages import header_language
 from .source_reader import SkipFile, read_source
 from .step_times import StepTimes
 
@@ -64,10 +65,11 @@ class FilePrep:
         parent = settings.parent_states.get(cand.rel_path)
         if parent is not None and parent.status == "indexed" and parent.sha256 == source.sha256:
             return Prepared(cand, copy=(source.size, source.sha256))
+        language = header_language(cand.rel_path, cand.language, source.text)
         with self.times.step("chunk"):
             chunks = chunk_file(
                 source.text,
-                cand.language,
+                language,
                 cand.rel_path,
                 self.count_tokens,
                 max_tokens=settings.chunk_tokens,
@@ -82,7 +84,7 @@ class FilePrep:
                 digest = document_hash(document_text(ch, cand.rel_path, header))
                 documents.setdefault(digest, Document(ch.text, ch.token_count + counts[ordinal]))
                 refs.append(chunk_ref(ch, digest, ordinal, cand.rel_path))
-        write = FileWrite(cand.rel_path, source.size, cand.mtime_ns, source.sha256, cand.language, refs)
+        write = FileWrite(cand.rel_path, source.size, cand.mtime_ns, source.sha256, language, refs)
         return Prepared(cand, write=write, documents=documents)
 
 
