@@ -7,6 +7,7 @@ from pathlib import Path
 
 from desktop_app.indexing.file_selection import select_files
 
+from .gitrepo import git, init_repo
 from .reliability import quarry
 
 # A slice of a kernel-like, polyglot tree: each of these was skipped as "unsupported_type" before.
@@ -118,3 +119,25 @@ def test_a_header_named_dot_h_holding_cpp_is_read_as_cpp_and_a_c_header_as_c(tmp
         assert first["symbol_name"] == name, found.stdout
         languages[name] = first["language"]
     assert languages == {"push_back": "cpp", "capacity": "cpp", "ring_len": "c"}
+
+
+def test_a_worktree_copy_of_a_cpp_header_keeps_its_language(tmp_path):
+    """A linked worktree's unchanged files reuse the main scope's chunks; the header's language comes with them."""
+    main = tmp_path / "main"
+    (main / "include").mkdir(parents=True)
+    (main / "include/ring_buffer.h").write_text(
+        "#pragma once\n\nnamespace heron {\n\nclass RingBuffer {\n public:\n  int capacity() const { return n_; }\n"
+        "\n private:\n  int n_ = 0;\n};\n\n}  // namespace heron\n"
+    )
+    init_repo(main)
+    feature = tmp_path / "feature"
+    git(main, "worktree", "add", "-q", "-b", "feature", str(feature))
+    db = tmp_path / "index.db"
+    for root in (main, feature):
+        index = quarry("index", root, "--db", db, "--until", "keyword", "--json", "--quiet")
+        assert index.returncode == 0, index.stderr
+    stats = json.loads(index.stdout)
+    assert stats["scope_type"] == "worktree" and stats["files_copied"] == 1
+    found = quarry("search", "capacity", "--root", feature, "--db", db, "--mode", "exact", "--json")
+    first = json.loads(found.stdout)["results"][0]
+    assert (first["symbol_name"], first["language"]) == ("capacity", "cpp")

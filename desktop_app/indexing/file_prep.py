@@ -6,7 +6,7 @@ big one (parse_pool.py): tree-sitter and the chunker hold the GIL, so threads wo
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..store.rows import ChunkRef, FileState, FileWrite
 from .chunk import Chunk
@@ -60,16 +60,18 @@ class FilePrep:
                 source = read_source(cand.abs_path, settings.selection)
         except SkipFile as skip:
             return Prepared(cand, skip_reason=skip.reason)
+        language = header_language(cand.rel_path, cand.language, source.text)
+        if language != cand.language:
+            cand = replace(cand, language=language)  # as its content shows: every write of the file takes it
         if state is not None and state.status == "indexed" and state.sha256 == source.sha256 and not settings.recut:
             return Prepared(cand, unchanged=True)
         parent = settings.parent_states.get(cand.rel_path)
         if parent is not None and parent.status == "indexed" and parent.sha256 == source.sha256:
             return Prepared(cand, copy=(source.size, source.sha256))
-        language = header_language(cand.rel_path, cand.language, source.text)
         with self.times.step("chunk"):
             chunks = chunk_file(
                 source.text,
-                language,
+                cand.language,
                 cand.rel_path,
                 self.count_tokens,
                 max_tokens=settings.chunk_tokens,
@@ -84,7 +86,7 @@ class FilePrep:
                 digest = document_hash(document_text(ch, cand.rel_path, header))
                 documents.setdefault(digest, Document(ch.text, ch.token_count + counts[ordinal]))
                 refs.append(chunk_ref(ch, digest, ordinal, cand.rel_path))
-        write = FileWrite(cand.rel_path, source.size, cand.mtime_ns, source.sha256, language, refs)
+        write = FileWrite(cand.rel_path, source.size, cand.mtime_ns, source.sha256, cand.language, refs)
         return Prepared(cand, write=write, documents=documents)
 
 
