@@ -99,8 +99,10 @@ class _Grammar:
     # Functions written as clauses (a Haskell signature and its equations, Elixir's `def` per pattern):
     # a function following one of the same name and parent extends it instead of starting another.
     clauses: bool = False
-    # Macros the grammar cannot read are blanked before parsing (_blank_bare_macros): C's and C++'s.
+    # Macros the grammar cannot read are blanked before parsing (_blank_bare_macros): lines holding one macro alone
+    # (C's and C++'s), and attribute macros between `class` and its name (C++'s).
     bare_macros: bool = False
+    class_attribute_macros: bool = False
 
 
 def outline(text: str, language: str, rel_path: str) -> Outline | None:
@@ -113,7 +115,7 @@ def outline(text: str, language: str, rel_path: str) -> Outline | None:
     # Rows count "\n" only, like str.split("\n"), so the replacement cannot shift line numbers.
     source = text.encode("utf-8", "replace")
     if grammar.bare_macros:
-        source = _blank_bare_macros(source, key == "cpp")
+        source = _blank_bare_macros(source, grammar.class_attribute_macros)
     rows = source.count(b"\n") + 1
     flags = bytearray(rows)
     definitions: list[Definition] = []
@@ -173,8 +175,9 @@ def _blank_bare_macros(source: bytes, attributes: bool) -> bytes:
         return source
 
     def blank(m: re.Match[bytes]) -> bytes:
-        if m.start() and (source[m.start() - 1 : m.start()].isalnum() or source[m.start() - 1] == 0x5F):
-            return m.group()  # `subclass`, `my_struct`: not the keyword
+        before = source[m.start() - 1 : m.start()]
+        if before.isalnum() or before == b"_":
+            return m.group()  # `subclass`, `my_struct`: not the keyword (a lookbehind halved the pattern's speed)
         return m.group()[: m.start(1) - m.start()] + b" " * (m.end(1) - m.start(1))
 
     return _CLASS_ATTRIBUTE_MACROS.sub(blank, source)
@@ -1150,6 +1153,7 @@ _GRAMMARS: dict[str, _Grammar] = {
         | {"namespace_definition", "declaration_list", "field_declaration_list", "linkage_specification"},
         wrappers=frozenset({"template_declaration"}),
         bare_macros=True,
+        class_attribute_macros=True,
     ),
     "ruby": _Grammar(
         "tree_sitter_ruby",

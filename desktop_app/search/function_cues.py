@@ -81,8 +81,7 @@ def hidden_word_fit(symbol_name: str | None, parsed: ParsedQuery) -> float:
     (`isclosed` for "closed"), else 0."""
     if not symbol_name:
         return 0.0
-    spelt = set(parsed.words)
-    keys = {word_key(w) for w in spelt}
+    spelt, keys = _spelt(parsed.words)
     for part in split_identifier(last_name(symbol_name)):
         if len(part) < ABBREVIATION_MIN or part in spelt or word_key(part) in keys:
             continue
@@ -94,3 +93,9 @@ def hidden_word_fit(symbol_name: str | None, parsed: ParsedQuery) -> float:
             ) or (len(word) >= RUN_INTO_MIN and len(part) > len(word) and word in part):
                 return 1.0
     return 0.0
+
+
+@functools.lru_cache(maxsize=64)  # one question's words, for each of its candidates
+def _spelt(words: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """A question's content words and their keys."""
+    return frozenset(words), frozenset(word_key(w) for w in words)
