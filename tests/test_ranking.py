@@ -27,7 +27,7 @@ from desktop_app.search.fusion import Candidate, rank_scores
 from desktop_app.search.overloads import definition_units
 from desktop_app.search.pipeline import Searcher
 from desktop_app.search.query import parse
-from desktop_app.search.request import CODE_SEARCH_PRESET, NO_RERANK, SearchRequest
+from desktop_app.search.request import CODE_SEARCH_PRESET, NO_RERANK, Mode, SearchRequest
 from desktop_app.store.rows import ChunkId, Hit, PlaceId
 from desktop_app.store.sqlite.store import SqliteStore
 
@@ -589,6 +589,94 @@ def test_the_overload_a_question_describes_is_a_result_of_its_own(tmp_path, embe
         assert described in asked and len(asked) == 3
         assert len(copies("copy")) == 1  # a name: one result for the name, as before
         assert len(copies("byte copying between streams")) == 1  # a question about a part of the code
+    finally:
+        store.close()
+
+
+_THIN_BLUEPRINT = '''from .sansio.blueprints import Blueprint as SansioBlueprint
+
+
+class Blueprint(SansioBlueprint):
+    """A blueprint that serves static files."""
+
+    def send_static_file(self, filename):
+        return filename
+'''
+
+_SANSIO_BLUEPRINT = '''class Blueprint:
+    """Represents a blueprint, a collection of routes and other app-related functions that can be registered on a
+    real application later."""
+
+    def __init__(self, name, import_name):
+        self.name = name
+        self.import_name = import_name
+
+    def register(self, app):
+        """Record this blueprint on the app."""
+        self.register_calls.append(app)
+        return self.register_calls
+
+    def add_url_rule(self, rule):
+        """Add a URL rule under the blueprint's prefix."""
+        self.add_url_rule_calls.append(rule)
+        return self.add_url_rule_calls
+
+    def before_request(self, f):
+        """Run f before each request of the blueprint."""
+        self.before_request_calls.append(f)
+        return self.before_request_calls
+
+    def after_request(self, f):
+        """Run f after each request of the blueprint."""
+        self.after_request_calls.append(f)
+        return self.after_request_calls
+
+    def errorhandler(self, code):
+        """Handle an error code raised in the blueprint."""
+        self.errorhandler_calls.append(code)
+        return self.errorhandler_calls
+
+    def app_template_filter(self, f):
+        """A template filter for the whole app."""
+        self.app_template_filter_calls.append(f)
+        return self.app_template_filter_calls
+'''
+
+_SCHEMA = """export class ZodObject {
+  shape: Record<string, unknown> = {};
+
+  extend(more: Record<string, unknown>): ZodObject {
+    return Object.assign(new ZodObject(), { shape: { ...this.shape, ...more } });
+  }
+}
+"""
+
+
+def test_of_the_definitions_a_name_gives_the_one_with_most_to_it_and_the_newest_come_first(tmp_path, embedder):
+    """flask's `Blueprint` is a thin subclass in blueprints.py over the class in sansio/blueprints.py that holds its
+    work, which a user asking for `Blueprint` means (fusion.EXTENT_WEIGHT); zod keeps its major versions side by side
+    in `v3/` and `v4/`, and the newest is the one in use."""
+    root = tmp_path / "repo"
+    for path, text in {
+        "flask/blueprints.py": _THIN_BLUEPRINT,
+        "flask/sansio/blueprints.py": _SANSIO_BLUEPRINT,
+        "zod/v3/types.ts": _SCHEMA,
+        "zod/v4/types.ts": _SCHEMA,
+    }.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    store = SqliteStore(tmp_path / "index.db")
+    try:
+        Indexer(store, embedder).index(root)
+        searcher = Searcher(store, embedder)
+
+        def first(query: str, mode: Mode) -> str:
+            request = SearchRequest(query, roots=(str(root),), k=5, mode=mode, record_history=False)
+            return searcher.search(request).results[0].path
+
+        for mode in ("hybrid", "exact"):
+            assert first("Blueprint", mode) == "flask/sansio/blueprints.py", mode
+            assert first("ZodObject", mode) == "zod/v4/types.ts", mode
     finally:
         store.close()
 

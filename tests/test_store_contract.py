@@ -289,6 +289,37 @@ def test_symbols_are_found_by_name_ignoring_case_exact_spelling_first(filled):
     assert _places(store, store.symbol_matches([main], ["retry_request"], 10, by_name)) == [("a.py", "a", 1)]
 
 
+def test_a_definitions_extent_spans_its_places_and_its_members(fresh):
+    """Which of several definitions of a name is meant goes by how much each has to it (fusion.EXTENT_WEIGHT)."""
+    store, main, _, _ = fresh
+
+    def place(key: str, ordinal: int, lines: tuple[int, int], name: str, kind: str, parent: str | None) -> ChunkRef:
+        return ChunkRef(key, ordinal, *lines, kind, name, kind, parent, name, "box py", key)
+
+    refs = [
+        place("box", 0, (3, 9), "Box", "class", "shapes"),  # the class's own chunk: header and fields
+        place("box2", 1, (9, 12), "Box", "class", "shapes"),  # its second window
+        place("open", 2, (14, 30), "open", "method", "shapes.Box"),
+        place("inner", 3, (32, 33), "Inner", "class", "shapes.Box"),
+        place("deep", 4, (34, 51), "deep", "method", "shapes.Box.Inner"),
+        place("boxes", 5, (53, 60), "Boxes", "class", "shapes"),  # a name that begins with the class's
+        place("boxm", 6, (61, 90), "size", "method", "shapes.Boxes"),
+    ]
+    store.write_batch(
+        main,
+        MODEL,
+        [NewChunk(r.chunk_hash, r.chunk_hash, 1) for r in refs],
+        [FileWrite("box.py", 9, 1, "s", "python", refs)],
+    )
+    by_line = {
+        h.start_line: h.place_id
+        for h in store.hits_for_chunks([main], list(store.known_chunks([r.chunk_hash for r in refs]).values()))
+    }
+    extents = store.definition_extents([by_line[3], by_line[9], by_line[32], by_line[53], by_line[14], -1])
+    assert extents == {by_line[3]: 49, by_line[9]: 49, by_line[32]: 20, by_line[53]: 38, by_line[14]: 17}
+    assert store.definition_extents([]) == {}
+
+
 # --- keywords and text --------------------------------------------------------------------------
 
 

@@ -178,6 +178,9 @@ TEST_GLOBS = tuple(
 )
 
 
+_VERSION_FOLDER = re.compile(r"v(\d{1,3})", re.IGNORECASE)
+
+
 def stem(word: str) -> str:
     """A crude English stem, enough to match "completion" with "completions" and "handler" with "handlers"."""
     w = word.lower()
@@ -221,6 +224,7 @@ class PathFacts:
     kind: str  # "code" | "docs" | "config" | "test"
     stem_words: frozenset[str]  # stemmed words of the file name without its extension
     folder_words: frozenset[str]  # stemmed words of the folders above it
+    version: int | None  # the highest major version its folders name (`v3/` in `packages/zod/src/v3/types.ts`)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -231,6 +235,7 @@ def path_facts(path: str) -> PathFacts:
         kind="test" if is_test_path(path) else (kind.kind if kind is not None else "code"),
         stem_words=frozenset(stem(w) for w in split_identifier(name.split(".", 1)[0] or name)),
         folder_words=frozenset(stem(w) for part in folder.split("/") if part for w in split_identifier(part)),
+        version=max((int(m[1]) for part in folder.split("/") if (m := _VERSION_FOLDER.fullmatch(part))), default=None),
     )
 
 

@@ -360,6 +360,7 @@ class Searcher:
                 by_id[hit.place_id] = Candidate(hit, found_semantic=True)
         if keyword is not None:
             exhausted &= self._add_keyword_candidates(by_id, *keyword, fetch, query.parsed.is_sentence)
+            self._fill_extents(by_id)
         if query.semantic:
             self._fill_similarity(by_id, query)
         if query.vector is not None and uses_outline(query.parsed, mode):  # read only when ranking weighs them
@@ -447,6 +448,23 @@ class Searcher:
             if not sentence:
                 c.keyword = max(c.keyword, 1.0)
         return len(matches) < fetch and len(symbol_ids) < fetch
+
+    def _fill_extents(self, by_id: dict[PlaceId, Candidate]) -> None:
+        """Give each definition named in the query its extent (fusion.EXTENT_WEIGHT) where another file defines the
+        same name, spelt the same, as the same kind of thing (types, functions or macros): which of them is meant is
+        then in question. Kinds apart, lines do not compare: a C macro's one line wraps the function doing its work
+        (the kernel's `kmalloc`, against a four-line stub under tools/)."""
+        files: dict[str, set[str]] = {}
+        kinds: dict[str, set[tuple[str, bool]]] = {}
+        for c in by_id.values():
+            if c.exact_symbol and c.hit.symbol_name:
+                files.setdefault(c.hit.symbol_name, set()).add(file_key(c.hit))
+                kinds.setdefault(c.hit.symbol_name, set()).add((c.hit.chunk_type, c.hit.symbol_type == "macro"))
+        shared = {name for name, keys in files.items() if len(keys) > 1 and len(kinds[name]) == 1}
+        asked = [pid for pid, c in by_id.items() if c.exact_symbol and c.hit.symbol_name in shared]
+        if asked:
+            for pid, lines in self.store.definition_extents(asked).items():
+                by_id[pid].extent = lines
 
     def _fill_similarity(self, by_id: dict[PlaceId, Candidate], query: _Query) -> None:
         """Give every candidate its similarity, however it was found, so fusion compares like with like:

@@ -212,6 +212,13 @@ class KeywordIndex(Protocol):
         """Places defining a symbol named one of `names` (case-insensitive)."""
         ...
 
+    def definition_extents(self, place_ids: Sequence[PlaceId]) -> dict[PlaceId, int]:
+        """For each of these places that defines a symbol, how many lines its definition spans in its file: from
+        the first line of its first place (a long definition has several, windows and overloads of one name in
+        one enclosing symbol) to the last line of those places and of its members' (the places whose enclosing
+        symbol is it, or lies inside it)."""
+        ...
+
 
 class TextIndex(Protocol):
     """Literal and regex search: which chunks can hold a piece of text."""
