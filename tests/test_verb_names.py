@@ -40,6 +40,21 @@ def test_the_shipped_table_names_what_a_verb_describes_and_its_prefixes_do_not_h
     assert name_fit("Xyzzies the frobnicator.") == {} and name_fit("") == {}
 
 
+def test_a_predicates_name_fits_a_question_only_where_it_speaks_of_a_truth_value():
+    """ "Return an absolute version of this path" asks for `absolute`, not `is_absolute`; "Returns true if the path is
+    absolute" for `is_absolute`; "Checks if ..." asks for a predicate by its verb alone."""
+    assert fit_of("is_absolute", name_fit("Return an absolute version of this path")) == 0.0
+    assert not {"is", "has", "can"} & set(name_fit("Returns the next element of the iteration."))
+    for question in (
+        "Returns true if the path is absolute.",
+        "Return whether the path is absolute",
+        "Returns a boolean",
+    ):
+        assert fit_of("is_absolute", name_fit(question)) == name_fit(question)["is"] > 0, question
+    assert fit_of("isValid", name_fit("Checks a version against a constraint.")) == 1.0
+    assert fit_of("get_absolute", name_fit("Return an absolute version of this path")) == 1.0
+
+
 def test_the_shipped_table_is_checked_against_its_sha256(monkeypatch):
     verb_names.table.cache_clear()
     monkeypatch.setattr(verb_names, "VERB_NAMES_SHA256", "0" * 64)
