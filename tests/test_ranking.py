@@ -191,6 +191,9 @@ def test_a_question_saying_what_code_does_raises_the_overload_whose_declaration_
         ("Instantiates a new empty set and adds the passed values.", True),
         ("Return true if the stack is empty.", True),
         ("Check whether the path is absolute.", True),
+        ("Copy data and metadata.", True),  # a sentence: the verb says what the code does, its object is bare
+        ("Parse XML document from string.", True),
+        ("copy data and metadata", False),
         ("Headers and individual Header types", False),
         ("Log formatting and handlers", False),  # "log" is a noun here: no object follows it
         ("how are URL routes registered and matched", False),
