@@ -1,7 +1,8 @@
 """The SQL statements both stores run word for word, written once (both schemas name their tables and columns
 alike: schema_names.py). Only the placeholder differs: apsw binds SQLite's `?`, psycopg `%s`, so each store takes
 the set made with its own (SQLITE, POSTGRES). What the dialects write differently stays in each store: `IN (...)`
-lists against `= ANY(%s)`, FTS5 against tsvector, vec0 against pgvector tables, `meta` against `quarry_meta`."""
+lists against `= ANY(%s)` (a statement that takes one has a `{chosen}` for it), FTS5 against tsvector, vec0 against
+pgvector tables, `meta` against `quarry_meta`."""
 
 from __future__ import annotations
 
@@ -43,6 +44,18 @@ class Statements:
             f"INSERT INTO file_outline (file_id, model_id, vector) SELECT id, {p}, {p} FROM file "
             f"WHERE scope_id = {p} AND path = {p} AND sha256 = {p} AND status = 'indexed' "
             "ON CONFLICT (model_id, file_id) DO UPDATE SET vector = excluded.vector"
+        )
+        # --- definitions: the lines each definition among `chosen` places spans in its file, with its windows and
+        # overloads (its name in its enclosing symbol) and its members (whose enclosing symbol is it or lies in it),
+        # through the places' index on their file (a file holds tens to hundreds)
+        self.definition_extents = (
+            "WITH d AS (SELECT id, file_id, symbol_name AS name, parent_symbol AS parent, "
+            "coalesce(parent_symbol || '.', '') || symbol_name AS qualified FROM file_chunk "
+            "WHERE {chosen} AND symbol_name IS NOT NULL) "
+            "SELECT d.id, max(p.end_line) - min(p.start_line) + 1 FROM d JOIN file_chunk p ON p.file_id = d.file_id "
+            "WHERE (p.symbol_name = d.name AND p.parent_symbol IS NOT DISTINCT FROM d.parent) "
+            "OR p.parent_symbol = d.qualified "
+            "OR substr(p.parent_symbol, 1, length(d.qualified) + 1) = d.qualified || '.' GROUP BY d.id"
         )
         # --- search history
         self.add_history = (

@@ -1111,16 +1111,7 @@ class PostgresStore:
         return [PlaceId(r[0]) for r in rows]
 
     def definition_extents(self, place_ids: Sequence[PlaceId]) -> dict[PlaceId, int]:
-        rows = self._rows(
-            "WITH d AS (SELECT id, file_id, symbol_name AS name, parent_symbol AS parent, "
-            "coalesce(parent_symbol || '.', '') || symbol_name AS qualified FROM file_chunk "
-            "WHERE id = ANY(%s) AND symbol_name IS NOT NULL) "
-            "SELECT d.id, max(p.end_line) - min(p.start_line) + 1 FROM d JOIN file_chunk p ON p.file_id = d.file_id "
-            "WHERE (p.symbol_name = d.name AND p.parent_symbol IS NOT DISTINCT FROM d.parent) "
-            "OR p.parent_symbol = d.qualified OR left(p.parent_symbol, length(d.qualified) + 1) = d.qualified || '.' "
-            "GROUP BY d.id",
-            ([int(p) for p in place_ids],),
-        )
+        rows = self._rows(SQL.definition_extents.format(chosen="id = ANY(%s)"), ([int(p) for p in place_ids],))
         return {PlaceId(pid): int(lines) for pid, lines in rows}
 
     def execute_read(self, sql: str, args: Sequence | dict = ()) -> list[tuple]:

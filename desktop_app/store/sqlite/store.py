@@ -965,16 +965,8 @@ class SqliteStore:
         ]
 
     def definition_extents(self, place_ids: Sequence[PlaceId]) -> dict[PlaceId, int]:
-        # The places of each definition's file, through the index on their file: a file holds tens to hundreds.
-        rows = self._rows(
-            "WITH d AS (SELECT id, file_id, symbol_name AS name, parent_symbol AS parent, "
-            "coalesce(parent_symbol || '.', '') || symbol_name AS qualified FROM file_chunk "
-            "WHERE id IN (SELECT value FROM json_each(?)) AND symbol_name IS NOT NULL) "
-            "SELECT d.id, max(p.end_line) - min(p.start_line) + 1 FROM d JOIN file_chunk p ON p.file_id = d.file_id "
-            "WHERE (p.symbol_name = d.name AND p.parent_symbol IS d.parent) OR p.parent_symbol = d.qualified "
-            "OR substr(p.parent_symbol, 1, length(d.qualified) + 1) = d.qualified || '.' GROUP BY d.id",
-            (json_rows(list(place_ids)),),
-        )
+        chosen = "id IN (SELECT value FROM json_each(?))"
+        rows = self._rows(SQL.definition_extents.format(chosen=chosen), (json_rows(list(place_ids)),))
         return {PlaceId(pid): int(lines) for pid, lines in rows}
 
     def symbol_places(self, scope_ids: Sequence[str]) -> list[tuple[PlaceId, str, str | None, str]]:
