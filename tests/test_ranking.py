@@ -4,6 +4,7 @@ and results that do not depend on how many are asked for."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -470,20 +471,28 @@ export function pagesLeftToCopy(backup: Backup): number {
 """
 
 
+def _write(root: Path, files: dict[str, str]) -> None:
+    """The files (path in `root`: text) written, their folders made."""
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+
+
 @pytest.fixture(scope="module")
 def ranked_repo(tmp_path_factory, embedder):
     root = tmp_path_factory.mktemp("ranking") / "client"
-    for path, text in {
-        "src/errors.ts": _ERRORS_TS,
-        "README.md": _README,
-        "test/errors.test.ts": _ERRORS_TEST,
-        "src/retry.ts": _RETRY_TS,
-        "src/legacy.ts": _LEGACY_TS,
-        "src/backup.ts": _BACKUP_TS,
-        "src/pages.ts": _BACKUP_PAGES_TS,
-    }.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
+    _write(
+        root,
+        {
+            "src/errors.ts": _ERRORS_TS,
+            "README.md": _README,
+            "test/errors.test.ts": _ERRORS_TEST,
+            "src/retry.ts": _RETRY_TS,
+            "src/legacy.ts": _LEGACY_TS,
+            "src/backup.ts": _BACKUP_TS,
+            "src/pages.ts": _BACKUP_PAGES_TS,
+        },
+    )
     store = SqliteStore(tmp_path_factory.mktemp("ranking-db") / "index.db")
     Indexer(store, embedder).index(root)
     yield Searcher(store, embedder), root
@@ -614,36 +623,21 @@ _SANSIO_BLUEPRINT = '''class Blueprint:
         self.name = name
         self.import_name = import_name
 
-    def register(self, app):
-        """Record this blueprint on the app."""
-        self.register_calls.append(app)
-        return self.register_calls
-
-    def add_url_rule(self, rule):
-        """Add a URL rule under the blueprint's prefix."""
-        self.add_url_rule_calls.append(rule)
-        return self.add_url_rule_calls
-
-    def before_request(self, f):
-        """Run f before each request of the blueprint."""
-        self.before_request_calls.append(f)
-        return self.before_request_calls
-
-    def after_request(self, f):
-        """Run f after each request of the blueprint."""
-        self.after_request_calls.append(f)
-        return self.after_request_calls
-
-    def errorhandler(self, code):
-        """Handle an error code raised in the blueprint."""
-        self.errorhandler_calls.append(code)
-        return self.errorhandler_calls
-
-    def app_template_filter(self, f):
-        """A template filter for the whole app."""
-        self.app_template_filter_calls.append(f)
-        return self.app_template_filter_calls
+''' + "\n".join(
+    f'''    def {name}(self, {arg}):
+        """{doc}"""
+        self.{name}_calls.append({arg})
+        return self.{name}_calls
 '''
+    for name, arg, doc in (
+        ("register", "app", "Record this blueprint on the app."),
+        ("add_url_rule", "rule", "Add a URL rule under the blueprint's prefix."),
+        ("before_request", "f", "Run f before each request of the blueprint."),
+        ("after_request", "f", "Run f after each request of the blueprint."),
+        ("errorhandler", "code", "Handle an error code raised in the blueprint."),
+        ("app_template_filter", "f", "A template filter for the whole app."),
+    )
+)
 
 _SCHEMA = """export class ZodObject {
   shape: Record<string, unknown> = {};
@@ -660,14 +654,15 @@ def test_of_the_definitions_a_name_gives_the_one_with_most_to_it_and_the_newest_
     work, which a user asking for `Blueprint` means (fusion.EXTENT_WEIGHT); zod keeps its major versions side by side
     in `v3/` and `v4/`, and the newest is the one in use."""
     root = tmp_path / "repo"
-    for path, text in {
-        "flask/blueprints.py": _THIN_BLUEPRINT,
-        "flask/sansio/blueprints.py": _SANSIO_BLUEPRINT,
-        "zod/v3/types.ts": _SCHEMA,
-        "zod/v4/types.ts": _SCHEMA,
-    }.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
+    _write(
+        root,
+        {
+            "flask/blueprints.py": _THIN_BLUEPRINT,
+            "flask/sansio/blueprints.py": _SANSIO_BLUEPRINT,
+            "zod/v3/types.ts": _SCHEMA,
+            "zod/v4/types.ts": _SCHEMA,
+        },
+    )
     store = SqliteStore(tmp_path / "index.db")
     try:
         Indexer(store, embedder).index(root)

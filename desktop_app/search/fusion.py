@@ -34,7 +34,6 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..indexing.progress import Stage
 from ..store.rows import Hit
@@ -276,45 +275,44 @@ def rank_scores(
             _saturate(candidates, bases, sorted(range(len(candidates)), key=lambda i: (-tiers[i], -after[i])))
     else:
         bases = [blend(c, mode) for c in candidates]
-    widest = _widest_extents(candidates, tiers) if mode != "semantic" else {}
-    newest = _newest_versions(candidates, tiers) if mode != "semantic" else {}
-    for i, c in enumerate(candidates):
-        if mode != "semantic" and tiers[i] != _PLAIN:
-            if named_after(c.hit.path, c.hit.symbol_name):
-                bases[i] += NAMED_FILE_BONUS
-            if c.extent and c.hit.symbol_name:
-                name = c.hit.symbol_name
-                bases[i] += EXTENT_WEIGHT * widest[(file_key(c.hit), name)] / widest[name]
-            version = path_facts(c.hit.path).version
-            if c.hit.symbol_name and version is not None and version < newest[c.hit.symbol_name.lower()]:
-                bases[i] -= SUPERSEDED_PENALTY
-            # Back into 0..1: at the tier's top its bases passed 1 and tied there (min below), and ties go by path.
-            bases[i] /= 1 + NAMED_FILE_BONUS + EXTENT_WEIGHT
+    if mode != "semantic":
+        _order_named_definitions(candidates, tiers, bases)
     for c, tier, base, boost in zip(candidates, tiers, bases, boosts, strict=True):
         c.score = _in_tier(tier, min(1.0, max(0.0, base * weight + boost)), mode)
 
 
-def _newest_versions(candidates: Sequence[Candidate], tiers: list[int]) -> dict[str, int]:
-    """The highest major version a folder names among the paths of the named definitions of each name (lower case)."""
-    newest: dict[str, int] = {}
-    for c, tier in zip(candidates, tiers, strict=True):
-        if tier != _PLAIN and c.hit.symbol_name and (version := path_facts(c.hit.path).version) is not None:
-            name = c.hit.symbol_name.lower()
-            newest[name] = max(newest.get(name, version), version)
-    return newest
-
-
-def _widest_extents(candidates: Sequence[Candidate], tiers: list[int]) -> dict[Any, int]:
-    """The widest extent among the named definitions of each name the query gives, and among those of each file
-    ((file key, name)): a file's definitions of one name (a class and its constructor, overloads) share their file's
-    widest, so that their order among themselves stays."""
-    widest: dict[Any, int] = {}
-    for c, tier in zip(candidates, tiers, strict=True):
-        if tier != _PLAIN and c.extent and c.hit.symbol_name:
-            name = c.hit.symbol_name
-            for key in (name, (file_key(c.hit), name)):
-                widest[key] = max(widest.get(key, 0), c.extent)
-    return widest
+def _order_named_definitions(candidates: Sequence[Candidate], tiers: list[int], bases: list[float]) -> None:
+    """Among the definitions a query names (those in a tier), raise the one in a file named after it
+    (NAMED_FILE_BONUS) and the one with the most to it (EXTENT_WEIGHT), lower one under an older version's folder
+    (SUPERSEDED_PENALTY), then scale their bases back into 0..1: at the tier's top they passed 1 and tied there (the
+    score's min), and ties go by path."""
+    named = [i for i, tier in enumerate(tiers) if tier != _PLAIN and candidates[i].hit.symbol_name]
+    # The widest extent of each name, and of each file's definitions of it: those share their file's widest, so that
+    # a class and its constructor, or overloads, keep their order among themselves.
+    widest: dict[str, int] = {}
+    widest_in_file: dict[tuple[str, str], int] = {}
+    newest: dict[str, int] = {}  # the highest version a folder names among each name's paths (any spelling)
+    for i in named:
+        hit = candidates[i].hit
+        name = str(hit.symbol_name)
+        if extent := candidates[i].extent:
+            widest[name] = max(widest.get(name, 0), extent)
+            widest_in_file[file_key(hit), name] = max(widest_in_file.get((file_key(hit), name), 0), extent)
+        if (version := path_facts(hit.path).version) is not None:
+            newest[name.lower()] = max(newest.get(name.lower(), version), version)
+    for i in named:
+        c = candidates[i]
+        name = str(c.hit.symbol_name)
+        if named_after(c.hit.path, name):
+            bases[i] += NAMED_FILE_BONUS
+        if c.extent:
+            bases[i] += EXTENT_WEIGHT * widest_in_file[file_key(c.hit), name] / widest[name]
+        version = path_facts(c.hit.path).version
+        if version is not None and version < newest[name.lower()]:
+            bases[i] -= SUPERSEDED_PENALTY
+    for i, tier in enumerate(tiers):
+        if tier != _PLAIN:
+            bases[i] /= 1 + NAMED_FILE_BONUS + EXTENT_WEIGHT
 
 
 def _support_files(candidates: Sequence[Candidate], bases: list[float], keys: list[float]) -> None:
