@@ -16,6 +16,7 @@ from desktop_app.search.evidence import (
     DOCS_FACTOR,
     KEYWORD_WEIGHT_CODE,
     KEYWORD_WEIGHT_WORDS,
+    SUPERSEDED_FACTOR,
     TEST_FACTOR,
     is_test_path,
     kind_factor,
@@ -23,6 +24,7 @@ from desktop_app.search.evidence import (
     path_match,
     query_evidence,
     stem,
+    superseded_factors,
 )
 from desktop_app.search.fusion import Candidate, rank_scores
 from desktop_app.search.overloads import definition_units
@@ -68,6 +70,18 @@ def test_docs_config_and_tests_are_discounted_unless_asked_for():
         assert is_test_path(path), path
     for path in ("src/testing_utils_not.py", "lib/attest.rb", "src/contest.go", "latest/x.py"):
         assert not is_test_path(path), path
+
+
+def test_a_copy_under_an_older_version_folder_is_discounted_unless_the_query_names_its_version():
+    paths = [
+        "packages/zod/src/v3/types.ts",
+        "packages/zod/src/v4/core/api.ts",
+        "packages/zod/src/index.ts",
+        "exposed/V1/core/Table.kt",  # alone under its folders: no newer copy to give way to
+    ]
+    assert superseded_factors(paths, "union schema types") == [SUPERSEDED_FACTOR, 1.0, 1.0, 1.0]
+    assert superseded_factors(paths, "v3 compatibility error types") == [1.0] * 4
+    assert superseded_factors(paths[2:], "union schema types") == [1.0, 1.0]
 
 
 def test_a_rust_unit_test_in_the_file_it_tests_is_discounted():
@@ -652,7 +666,7 @@ _SCHEMA = """export class ZodObject {
 def test_of_the_definitions_a_name_gives_the_one_with_most_to_it_and_the_newest_come_first(tmp_path, embedder):
     """flask's `Blueprint` is a thin subclass in blueprints.py over the class in sansio/blueprints.py that holds its
     work, which a user asking for `Blueprint` means (fusion.EXTENT_WEIGHT); zod keeps its major versions side by side
-    in `v3/` and `v4/`, and the newest is the one in use."""
+    in `v3/` and `v4/`, and the newest is the one in use (evidence.SUPERSEDED_FACTOR)."""
     root = tmp_path / "repo"
     _write(
         root,
@@ -675,6 +689,8 @@ def test_of_the_definitions_a_name_gives_the_one_with_most_to_it_and_the_newest_
         for mode in ("hybrid", "exact"):
             assert first("Blueprint", mode) == "flask/sansio/blueprints.py", mode
             assert first("ZodObject", mode) == "zod/v4/types.ts", mode
+        # Not only by name: of two copies of the same code, a question in words finds the newest first.
+        assert first("how an object schema's shape is extended", "hybrid") == "zod/v4/types.ts"
     finally:
         store.close()
 

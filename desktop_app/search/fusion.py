@@ -7,18 +7,18 @@
   a question that says what code does).
 * keyword evidence: BM25 over symbol names, paths and identifier-split text, relative to the best
   keyword match of the query.
-* the blend: semantic mode, similarity; exact mode, keyword evidence; hybrid mode, a mix of the two
-  whose keyword share depends on the query's shape (evidence.py: 0.15 for words, 0.3 when the query
-  names code). Every candidate gets its real similarity, however it was found, so the mix is like for
-  like. The blend is raised when the query's words are in the file's path, and then discounted for
-  documentation, configuration and tests unless the query asks for them (the raise too: nvm's test scripts
-  are named after the functions they test), and for a type's own chunk (its members are chunks of their
-  own: TYPE_FACTOR, more for a question that says what code does); each file's best-ranked chunk is raised
-  by what the file's outline means (its path and names: FILE_OUTLINE). Unless the question says what code
-  does (it then asks for a function, not a file), the blend is also raised by the meaning of the chunk's
-  file (the best code cosine among its candidates: FILE_MEANING, and more for the file's best-ranked chunk),
-  each file's best-ranked chunk by the support of the file's other candidates (FILE_SUPPORT), and each
-  further definition from an already ranked file keeps a share of its blend (SATURATION), compounding.
+* the blend: semantic mode, similarity; exact mode, keyword evidence; hybrid mode, a mix of the two whose keyword
+  share depends on the query's shape (evidence.py: 0.15 for words, 0.3 when the query names code). Every candidate
+  gets its real similarity, however it was found, so the mix is like for like. The blend is raised when the query's
+  words are in the file's path, and then discounted for documentation, configuration and tests unless the query asks
+  for them (the raise too: nvm's test scripts are named after the functions they test), and for a copy under an older
+  version's folder than another candidate's (`v3/` beside `v4/`) unless the query names that version, and for a type's
+  own chunk (its members are chunks of their own: TYPE_FACTOR, more for a question that says what code does); each
+  file's best-ranked chunk is raised by what the file's outline means (its path and names: FILE_OUTLINE). Unless the
+  question says what code does (it then asks for a function, not a file), the blend is also raised by the meaning of
+  the chunk's file (the best code cosine among its candidates: FILE_MEANING, and more for the file's best-ranked
+  chunk), each file's best-ranked chunk by the support of the file's other candidates (FILE_SUPPORT), and each further
+  definition from an already ranked file keeps a share of its blend (SATURATION), compounding.
 * tiers: outside semantic mode, a chunk whose symbol name is the whole query ranks in a tier of its own,
   0.9..0.95 (0.95..1 when spelt as typed), and so does one named as typed among code-like words (`MapAccess
   and SeqAccess`); a name in a sentence is keyword evidence only, as strong as its words' match
@@ -52,6 +52,7 @@ from .evidence import (
     path_facts,
     path_match,
     query_evidence,
+    superseded_factors,
 )
 from .function_cues import declaration_fit, hidden_word_fit, question_words
 from .query import ParsedQuery
@@ -218,6 +219,7 @@ def rank_scores(
         query = query_evidence(parsed)
         # Divided by the most the evidence can add, so the blend stays in 0..1 without ties at the top.
         scale = 1 / (1 + PATH_WEIGHT)
+        superseded = superseded_factors([c.hit.path for c in candidates], parsed.text)
         # The path's raise is discounted with the rest: a test named after the function it tests (nvm's
         # `test/fast/Unit tests/nvm_download_artifact`) outranked the function (semble-dev at the end of stage 2
         # 0.8182 -> 0.8192, nvm 0.758 -> 0.800; the function-level sets unchanged).
@@ -232,8 +234,9 @@ def rank_scores(
                 + PATH_WEIGHT * path_match(c.hit.path, query)
             )
             * kind_factor(c.hit.path, query, c.hit.parent_symbol)
+            * older
             * scale
-            for c in candidates
+            for c, older in zip(candidates, superseded, strict=True)
         ]
 
         def standing() -> list[float]:
@@ -298,8 +301,8 @@ def _order_named_definitions(candidates: Sequence[Candidate], tiers: list[int], 
         if extent := candidates[i].extent:
             widest[name] = max(widest.get(name, 0), extent)
             widest_in_file[file_key(hit), name] = max(widest_in_file.get((file_key(hit), name), 0), extent)
-        if (version := path_facts(hit.path).version) is not None:
-            newest[name.lower()] = max(newest.get(name.lower(), version), version)
+        if versioned := path_facts(hit.path).versioned:
+            newest[name.lower()] = max(newest.get(name.lower(), versioned[1]), versioned[1])
     for i in named:
         c = candidates[i]
         name = str(c.hit.symbol_name)
@@ -307,8 +310,8 @@ def _order_named_definitions(candidates: Sequence[Candidate], tiers: list[int], 
             bases[i] += NAMED_FILE_BONUS
         if c.extent:
             bases[i] += EXTENT_WEIGHT * widest_in_file[file_key(c.hit), name] / widest[name]
-        version = path_facts(c.hit.path).version
-        if version is not None and version < newest[name.lower()]:
+        versioned = path_facts(c.hit.path).versioned
+        if versioned and versioned[1] < newest[name.lower()]:
             bases[i] -= SUPERSEDED_PENALTY
     for i, tier in enumerate(tiers):
         if tier != _PLAIN:
