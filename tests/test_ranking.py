@@ -325,6 +325,34 @@ def test_a_type_a_doc_comment_names_gives_way_to_the_function_it_describes():
         assert named.score >= fusion.EXACT_TIER > function.score, code
 
 
+def test_the_type_names_a_question_writes():
+    assert parse("Request type and HTTP request representation in Vapor").type_names == {"Request", "Vapor"}
+    assert parse("how Rails::Engine loads its paths, and Flask's `Blueprint`").type_names == {
+        "Engine",
+        "Flask",
+        "Blueprint",
+    }
+    # Acronyms, snake-case names, the parts of a hyphenated word: not a type's name.
+    assert parse("Header-encode a JSON string with from_json and ok.").type_names == frozenset()
+
+
+def test_the_file_named_after_a_type_a_question_writes_is_raised():
+    """vapor's "Request type and HTTP request representation" asks for Request.swift; the words it matches in a
+    path favoured HTTPServerRequestDecoder.swift. A question that says what code does asks for a function, not a
+    file named so."""
+    named = candidate("Sources/Vapor/Request/Request.swift", 325, 0.50)
+    worded = candidate("Sources/Vapor/HTTP/Server/HTTPServerRequestDecoder.swift", 46, 0.52)
+    rank_scores([named, worded], parse("Request type and HTTP request representation"), "hybrid", NO_RERANK)
+    assert named.score > worded.score
+    rank_scores([named, worded], parse("request type and HTTP request representation"), "hybrid", NO_RERANK)
+    assert worded.score > named.score  # not written as a type's name
+    header, message = candidate("email/Header.py", 10, 0.50), candidate("email/message.py", 90, 0.52)
+    action = parse("Returns the Header of a message")
+    assert action.describes_an_action and "Header" in action.type_names
+    rank_scores([header, message], action, "hybrid", NO_RERANK)
+    assert message.score > header.score
+
+
 def test_a_test_named_after_the_question_stays_discounted():
     """nvm's test scripts are named after the function they test (`test/fast/Unit tests/nvm_download`): the raise
     for the query's words in the path is discounted with the rest of a test's score."""

@@ -10,8 +10,9 @@
 * the blend: semantic mode, similarity; exact mode, keyword evidence; hybrid mode, a mix of the two whose keyword
   share depends on the query's shape (evidence.py: 0.15 for words, 0.3 when the query names code). Every candidate
   gets its real similarity, however it was found, so the mix is like for like. The blend is raised when the query's
-  words are in the file's path, and then discounted for documentation, configuration and tests unless the query asks
-  for them (the raise too: nvm's test scripts are named after the functions they test), and for a copy under an older
+  words are in the file's path or the file is named after a type the query writes (NAMED_TYPE_WEIGHT, for a question
+  about a part of the code), and then discounted for documentation, configuration and tests unless the query asks for
+  them (the raise too: nvm's test scripts are named after the functions they test), and for a copy under an older
   version's folder than another candidate's (`v3/` beside `v4/`) unless the query names that version, and for a type's
   own chunk (its members are chunks of their own: TYPE_FACTOR, more for a question that says what code does); each
   file's best-ranked chunk is raised by what the file's outline means (its path and names: FILE_OUTLINE). Unless the
@@ -44,11 +45,13 @@ from .evidence import (
     FILE_SUPPORT,
     KEYWORD_WEIGHT_FAST,
     NAMED_FILE_BONUS,
+    NAMED_TYPE_WEIGHT,
     PATH_WEIGHT,
     SATURATION,
     chunk_factor,
     kind_factor,
     named_after,
+    named_after_any,
     path_facts,
     path_match,
     query_evidence,
@@ -220,6 +223,8 @@ def rank_scores(
         # Divided by the most the evidence can add, so the blend stays in 0..1 without ties at the top.
         scale = 1 / (1 + PATH_WEIGHT)
         superseded = superseded_factors([c.hit.path for c in candidates], parsed.text)
+        about_files = not parsed.describes_an_action
+        types = parsed.type_names if about_files else frozenset()
         # The path's raise is discounted with the rest: a test named after the function it tests (nvm's
         # `test/fast/Unit tests/nvm_download_artifact`) outranked the function (semble-dev at the end of stage 2
         # 0.8182 -> 0.8192, nvm 0.758 -> 0.800; the function-level sets unchanged).
@@ -232,6 +237,7 @@ def rank_scores(
                 )
                 * chunk_factor(c.hit.chunk_type, parsed)
                 + PATH_WEIGHT * path_match(c.hit.path, query)
+                + (NAMED_TYPE_WEIGHT if named_after_any(c.hit.path, types) else 0.0)
             )
             * kind_factor(c.hit.path, query, c.hit.parent_symbol)
             * older
@@ -258,7 +264,6 @@ def rank_scores(
         # outline's raise as well 0.515, stdlib dev 0.575 (kept). At the end of stage 2: doc-comment mean 0.483 ->
         # 0.489 (Rust 0.505 -> 0.483, the other four up), stdlib dev 0.515 -> 0.517, held-out 0.463 -> 0.471.
         # semble-dev is unchanged by construction: none of its questions opens with an action verb.
-        about_files = not parsed.describes_an_action
         if about_files:
             _file_meaning(candidates, bases, before)
         else:

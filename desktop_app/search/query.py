@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from ..identifiers import last_name, split_identifier
 
 _TOKEN = re.compile(r"\w+")
+_TYPE_NAME = re.compile(r"[A-Z][A-Za-z0-9]*")
+_AROUND_A_WORD = "\"'`.,;:!?()[]{}<>"
 # Words besides identifiers that make a query prose rather than code (ParsedQuery.is_sentence).
 SENTENCE_WORDS = 3
 MAX_TERMS = 64
@@ -107,6 +109,19 @@ class ParsedQuery:
         that converts strings", not `MapAccess and SeqAccess` or `def parse_args`)."""
         names = set(self.identifiers)
         return sum(1 for token in _TOKEN.findall(self.text) if token not in names) >= SENTENCE_WORDS
+
+    @functools.cached_property
+    def type_names(self) -> frozenset[str]:
+        """The words written as a type's name: capitalised, not all capitals (an acronym such as HTTP or JSON
+        names a protocol or format more often than a file's type), whole words (not `Header-encode`), the last
+        part of a qualified one (`Rails::Engine` -> Engine). Snake-case names are left out: a file named after a
+        function (`order_by.ex`, `from_json.hpp`) was less often the answer than the module using it."""
+        names = set()
+        for word in self.text.split():
+            name = last_name(word.strip(_AROUND_A_WORD).removesuffix("'s"))
+            if _TYPE_NAME.fullmatch(name) and not name.isupper():
+                names.add(name)
+        return frozenset(names)
 
     @functools.cached_property  # read per candidate while ranking (a type's chunk, the file evidence, names)
     def describes_an_action(self) -> bool:
