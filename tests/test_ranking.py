@@ -51,6 +51,17 @@ def test_path_words_count_with_the_file_stem_double():
     assert stem("handlers") == "handler" and stem("entries") == "entry" and stem("class") == "class"
 
 
+def test_a_path_may_name_the_query_s_words_cut_short():
+    """Paths abbreviate: gin's utils.go for "utility helpers", serde's impls.rs for "implementations", nlohmann-json's
+    iter_impl.hpp for "iterator implementation"; a word without its derivational ending is not cut short."""
+    query = query_evidence(parse("utility helpers for path detection"))
+    assert path_match("utils.go", query) == path_match("utility.go", query) > 0
+    assert path_match("internal/utils/paths.go", query) == pytest.approx(3 / 8)  # a folder, then the stem
+    iterator = query_evidence(parse("iterator implementation for JSON arrays"))
+    assert path_match("detail/iterators/iter_impl.hpp", iterator) == pytest.approx(4 / 8)
+    assert path_match("reader.go", query_evidence(parse("read the header"))) == 0
+
+
 def test_docs_config_and_tests_are_discounted_unless_asked_for():
     plain = query_evidence(parse("how errors are raised"))
     assert kind_factor("src/errors.ts", plain) == 1.0

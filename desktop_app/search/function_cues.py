@@ -76,6 +76,27 @@ def declaration_fit(words: frozenset[str], hit: Hit) -> float:
     return min(1.0, len(held) / DECLARATION_WORDS)
 
 
+def abbreviates(part: str, word: str) -> bool:
+    """Whether `part` is `word` cut short (`max` for "maximum", `util` for "utility"), not just without a
+    derivational ending (`read` does not abbreviate "reader")."""
+    return (
+        len(part) >= ABBREVIATION_MIN
+        and len(word) >= len(part) + ABBREVIATION_MORE
+        and word.startswith(part)
+        and word[len(part) :] not in DERIVATIONAL_ENDINGS
+    )
+
+
+def abbreviations(words: frozenset[str]) -> dict[str, frozenset[str]]:
+    """Each cut-short form of `words` that abbreviates one, with the words it stands for."""
+    forms: dict[str, set[str]] = {}
+    for word in words:
+        for end in range(ABBREVIATION_MIN, len(word) - ABBREVIATION_MORE + 1):
+            if abbreviates(word[:end], word):
+                forms.setdefault(word[:end], set()).add(word)
+    return {form: frozenset(full) for form, full in forms.items()}
+
+
 def hidden_word_fit(symbol_name: str | None, parsed: ParsedQuery) -> float:
     """1 when the name holds a word of the question abbreviated (`max` for "maximum") or run into another
     (`isclosed` for "closed"), else 0."""
@@ -86,11 +107,7 @@ def hidden_word_fit(symbol_name: str | None, parsed: ParsedQuery) -> float:
         if len(part) < ABBREVIATION_MIN or part in spelt or word_key(part) in keys:
             continue
         for word in spelt:
-            if (
-                len(word) >= len(part) + ABBREVIATION_MORE
-                and word.startswith(part)
-                and word[len(part) :] not in DERIVATIONAL_ENDINGS
-            ) or (len(word) >= RUN_INTO_MIN and len(part) > len(word) and word in part):
+            if abbreviates(part, word) or (len(word) >= RUN_INTO_MIN and len(part) > len(word) and word in part):
                 return 1.0
     return 0.0
 
