@@ -93,6 +93,16 @@ def test_a_copy_under_an_older_version_folder_is_discounted_unless_the_query_nam
     assert superseded_factors(paths, "union schema types") == [SUPERSEDED_FACTOR, 1.0, 1.0, 1.0]
     assert superseded_factors(paths, "v3 compatibility error types") == [1.0] * 4
     assert superseded_factors(paths[2:], "union schema types") == [1.0, 1.0]
+    # A v1 folder beside unversioned copies of its files is the older; a v2 folder beside them a Go module's next.
+    copies = ["pydantic/v1/fields.py", "pydantic/fields.py", "pydantic/v1/env_settings.py", "api/v1/users.go"]
+    assert superseded_factors(copies + ["api/handlers.go"], "model fields") == [
+        SUPERSEDED_FACTOR,
+        1,
+        SUPERSEDED_FACTOR,
+        1,
+        1,
+    ]
+    assert superseded_factors(["mod/v2/client.go", "mod/client.go"], "client") == [1.0, 1.0]
 
 
 def test_a_rust_unit_test_in_the_file_it_tests_is_discounted():

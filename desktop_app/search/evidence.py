@@ -118,7 +118,10 @@ TEST_FACTOR = 0.6
 # the newest is the code in use. The discount is the others', not one tuned: zod is the only semble-dev repository
 # with such folders (0.482 -> 0.546 at the end of stage 2, no question lower; the whole set's 40 repositories 0.8497
 # -> 0.8513; 0.85 / 0.7 / 0.5 / 0.3 gave zod 0.485 / 0.528 / 0.564 / 0.600), and none of the function-level sets has
-# one.
+# one. A `v1/` folder beside unversioned copies of its files is the older too (pydantic keeps v1's `fields.py` beside
+# its own: 0.782 -> 0.809 at the end of stage 2, 0.748 -> 0.785 on the full index); any `v1/` beside unversioned
+# code did the same there, but `api/v1/` beside `api/` is often the one version a service has. Not `v2/` and up:
+# a Go module's next major version is the folder beside its root's code.
 SUPERSEDED_FACTOR = 0.6
 
 _DOC_WORDS = frozenset(
@@ -270,11 +273,16 @@ def path_facts(path: str) -> PathFacts:
 
 def superseded_factors(paths: Sequence[str], text: str) -> list[float]:
     """SUPERSEDED_FACTOR for each path under an older major version's folder than another of `paths` under the
-    same folders (`src/v3/` beside `src/v4/`), unless `text` names its version ("v3"); 1.0 for the rest."""
+    same folders (`src/v3/` beside `src/v4/`; `v1/` beside an unversioned copy of one of its files), unless `text`
+    names its version ("v3"); 1.0 for the rest."""
     newest: dict[str, int] = {}
+    present = frozenset(paths)
     for path in paths:
         if versioned := path_facts(path).versioned:
-            newest[versioned[0]] = max(newest.get(versioned[0], versioned[1]), versioned[1])
+            root, version = versioned
+            newest[root] = max(newest.get(root, version), version)
+            if version == 1 and _has_unversioned_copy(path, root, present):
+                newest[root] = max(newest[root], 2)
     if not newest:
         return [1.0] * len(paths)
     asked = {int(m[1]) for m in _VERSION_WORD.finditer(text)}
@@ -284,6 +292,13 @@ def superseded_factors(paths: Sequence[str], text: str) -> list[float]:
         older = versioned is not None and versioned[1] < newest[versioned[0]] and versioned[1] not in asked
         factors.append(SUPERSEDED_FACTOR if older else 1.0)
     return factors
+
+
+def _has_unversioned_copy(path: str, root: str, present: frozenset[str]) -> bool:
+    """Whether `present` holds `path` without its version folder (`fields.py` for `v1/fields.py`)."""
+    prefix = f"{root}/" if root else ""
+    _, _, rest = path[len(prefix) :].partition("/")
+    return prefix + rest in present
 
 
 def named_after(path: str, symbol_name: str | None) -> bool:
