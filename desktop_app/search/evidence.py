@@ -266,7 +266,7 @@ def path_facts(path: str) -> PathFacts:
     return PathFacts(
         kind="test" if is_test_path(path) else (kind.kind if kind is not None else "code"),
         stem_words=frozenset(stem(w) for w in split_identifier(name.split(".", 1)[0] or name)),
-        folder_words=frozenset(stem(w) for part in folder.split("/") if part for w in split_identifier(part)),
+        folder_words=frozenset(stem(w) for part in parts if part for w in split_identifier(part)),
         versioned=("/".join(parts[: versions[-1][0]]), versions[-1][1]) if versions else None,
     )
 

@@ -220,7 +220,8 @@ def rank_scores(
     weight = rerank.similarity_weight
     if mode == "hybrid":
         query = query_evidence(parsed)
-        # Divided by the most the evidence can add, so the blend stays in 0..1 without ties at the top.
+        # Divided by the most the path's words can add, so the blend stays in 0..1 without ties at the top; a file
+        # named after a type the question writes (NAMED_TYPE_WEIGHT) may pass 1 only with a near-perfect blend.
         scale = 1 / (1 + PATH_WEIGHT)
         superseded = superseded_factors([c.hit.path for c in candidates], parsed.text)
         about_files = not parsed.describes_an_action
