@@ -306,12 +306,19 @@ def named_after(path: str, symbol_name: str | None) -> bool:
     `Application`, not `batch_semaphore.rs` or `Application+Responder.swift`)."""
     if not symbol_name:
         return False
-    return path_facts(path).stem_words == frozenset(stem(w) for w in split_identifier(symbol_name))
+    return path_facts(path).stem_words == _name_stems(symbol_name)
 
 
 def named_after_any(path: str, names: frozenset[str]) -> bool:
     """Whether the file is named after one of `names`."""
-    return any(named_after(path, name) for name in names)
+    stems = path_facts(path).stem_words
+    return any(stems == _name_stems(name) for name in names)
+
+
+@functools.lru_cache(maxsize=4096)  # asked for every candidate of a search, mostly of the same few names
+def _name_stems(name: str) -> frozenset[str]:
+    """The stemmed words of a name, as a file's stem words are read."""
+    return frozenset(stem(w) for w in split_identifier(name))
 
 
 def chunk_factor(chunk_type: str, parsed: ParsedQuery) -> float:
