@@ -16,6 +16,7 @@ from desktop_app.store.errors import Remedy, StoreError, StoreUnusable
 from desktop_app.store.location import StoreLocation, open_store
 from desktop_app.store.rows import HitFilter
 from desktop_app.store.sqlite.store import SqliteStore
+from desktop_app.worker import ops
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -55,6 +56,23 @@ def test_filters_reach_the_keyword_index(store):
     rust = HitFilter(languages=("rust",))
     places = [p for p, _ in store.keyword_matches([scope], ["matrix"], False, 20, rust)]
     assert places and {h.language for h in store.hits_for_places(places)} == {"rust"}
+
+
+def test_keyword_row_counts_are_kept_until_the_index_changes(mixed_copy, worker_for):
+    """Each key press asks how common the query's words are; the answers are kept, and a write by another
+    process (a new file holding the word) is seen by the next count."""
+    root, db = mixed_copy
+    store = open_store(StoreLocation.of(db))
+    try:
+        assert store.keyword_row_counts(["zanzibar", "matrix"])["zanzibar"] == 0
+        (root / "zanzibar.py").write_text('def zanzibar_route():\n    return "zanzibar"\n', encoding="utf-8")
+        worker = worker_for(db)
+        worker.run(ops.index(root)).result()
+        worker.close()
+        counts = store.keyword_row_counts(["zanzibar", "matrix"])
+        assert counts["zanzibar"] == 1 and counts["matrix"] > 0
+    finally:
+        store.close()
 
 
 def test_a_folder_given_as_the_index_is_explained_by_each_front_end(tmp_path):

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Hashable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -38,6 +38,8 @@ from .text_search import TextSearch
 if TYPE_CHECKING:
     from ..indexing.progress import Stage
     from ..indexing.steps import Steps
+
+T = TypeVar("T")
 
 # Seconds of vector loading at a time while warming up, between which waiting searches are answered.
 WARM_UP_SLICE_S = 0.1
@@ -176,8 +178,10 @@ class Searcher:
         elif semantic and self.full is None:
             semantic = _exact_only(response, _unavailable(self.unavailable))
 
-        query_vec = fast_vec = None
-        early: Future[tuple[np.ndarray | None, str | None]] | None = None
+        # The query's embeddings are made on a scan thread (the default model's run takes ~4 ms of a 12 ms search
+        # on 2 cores) while this one reads the coverage and the keyword side; the vector scans wait for them there.
+        full_vec: Future[tuple[np.ndarray | None, str | None]] | None = None
+        fast_vec: Future[tuple[np.ndarray | None, str | None]] | None = None
         if semantic:
             # While warm_up() loads the vectors, search those loaded so far rather than wait for the rest.
             loaded = self._full().index.refresh(budget_s=0 if self._loading() else None)
@@ -191,21 +195,22 @@ class Searcher:
             # the active model's embedding of the query would find nothing: it is not made. On the Linux kernel's
             # fast-stage index that was ~220 ms of a fresh process's first search (loading the ONNX model, one
             # embedding).
-            skip_full = self.fast is not None and not self._full().index.holds_any()
-            query_vec, problem = (None, None) if skip_full else self._embed(req.query)
-            if not skip_full and query_vec is None:
-                semantic = _exact_only(response, _unavailable(problem))
-            if skip_full:
-                # The fast model reads the query with the default model too, whose session a fresh process loads at
-                # its first search (~0.3 s): on a scan thread, while this one reads the coverage and loads vectors.
-                early = _scan_pool().submit(self._embed, req.query, self.fast)
+            if self.fast is not None and not self._full().index.holds_any():
+                # The fast model reads the query with the default model too, whose session a fresh process loads
+                # at its first search (~0.3 s): begun before the coverage, which may load the fast vectors.
+                fast_vec = _scan_pool().submit(self._embed, req.query, self.fast)
+            else:
+                full_vec = _scan_pool().submit(self._embed, req.query)
         response.coverage, uncovered = self._coverage_of([s.id for s in scopes], refresh_fast=semantic)
-        if semantic and self.fast is not None and (query_vec is None or uncovered is None or len(uncovered)):
-            fast_vec, problem = early.result() if early is not None else self._embed(req.query, self.fast)
-            if query_vec is None and fast_vec is None:
-                semantic = _exact_only(response, _unavailable(problem))
-        query = _Query(parse(req.query), semantic, query_vec, fast_vec, uncovered)
-        results = self._retrieve(req, scopes, query, response.effective_mode)
+        if full_vec is not None and self.fast is not None and (uncovered is None or len(uncovered)):
+            # After the active model's, whose embedding of the query the fast model's reuses (Embedder.embed_query).
+            fast_vec = _scan_pool().submit(_after, full_vec, self._embed, req.query, self.fast)
+        query = _Query(parse(req.query), semantic, full_vec, fast_vec, uncovered)
+        try:
+            results = self._retrieve(req, scopes, query, response.effective_mode)
+        except _Unembedded as exc:
+            _exact_only(response, _unavailable(exc.problem))
+            results = self._retrieve(req, scopes, _Query(query.parsed, False, None, None, None), "exact")
         if req.relative_cutoff and results:
             # Relative to the best, so the first N of a longer list are still those of a list of N.
             floor = req.relative_cutoff * results[0].score
@@ -352,15 +357,19 @@ class Searcher:
         except BaseException:
             wait(scans)  # the next search must not find these scans still reading the vector index
             raise
+        if keyword is not None:  # while the scans may still run
+            exhausted &= self._add_keyword_candidates(by_id, *keyword, fetch, query.parsed.is_sentence)
+            self._fill_extents(by_id)
         if scans:
             nearest = [scan.result() for scan in scans]
             exhausted &= all(len(found) < fetch for found in nearest[::2])  # the code-vector lists
             chunk_ids = list(dict.fromkeys(cid for found in nearest for cid, _ in found))
             for hit in self.store.hits_for_chunks(scope_ids, chunk_ids, where):
-                by_id[hit.place_id] = Candidate(hit, found_semantic=True)
-        if keyword is not None:
-            exhausted &= self._add_keyword_candidates(by_id, *keyword, fetch, query.parsed.is_sentence)
-            self._fill_extents(by_id)
+                found = by_id.get(hit.place_id)
+                if found is None:
+                    by_id[hit.place_id] = Candidate(hit, found_semantic=True)
+                else:
+                    found.found_semantic = True
         if query.semantic:
             self._fill_similarity(by_id, query)
         if query.vector is not None and uses_outline(query.parsed, mode):  # read only when ranking weighs them
@@ -374,13 +383,13 @@ class Searcher:
         among the chunks it does not cover yet, in the fast layer; each can run on a thread of its own. The code
         lookups come first of each pair."""
         lookups: list[Callable[[], list[tuple[ChunkId, float]]]] = []
-        if query.vector is not None:
+        if query.full is not None:
             full = self._full().index
             lookups += [
-                functools.partial(full.nearest, query.vector, allowed, fetch),
-                functools.partial(full.nearest, query.vector, allowed, fetch, True),
+                lambda: full.nearest(query.active_vector(), allowed, fetch),
+                lambda: full.nearest(query.active_vector(), allowed, fetch, True),
             ]
-        if query.fast_vector is not None and self.fast is not None:
+        if query.fast is not None and self.fast is not None:
             uncovered = query.uncovered
             if uncovered is None:
                 # Every chunk is the fast layer's to search: with no filter, no set to check its 3M entries against
@@ -390,10 +399,12 @@ class Searcher:
                 # Both are sorted and distinct: not np.intersect1d's np.unique pass (see store/id_arrays.py).
                 pending = uncovered if allowed is None else np.intersect1d(allowed, uncovered, assume_unique=True)
             fast = self.fast.index
-            lookups += [
-                functools.partial(fast.nearest, query.fast_vector, pending, fetch),
-                functools.partial(fast.nearest, query.fast_vector, pending, fetch, True),
-            ]
+
+            def fast_lookup(names: bool) -> list[tuple[ChunkId, float]]:
+                vector = query.fast_vector  # None where it failed beside the active model's: that one searches alone
+                return [] if vector is None else fast.nearest(vector, pending, fetch, names)
+
+            lookups += [functools.partial(fast_lookup, False), functools.partial(fast_lookup, True)]
         return lookups
 
     def _keyword_side(
@@ -521,23 +532,62 @@ class Searcher:
             r.context_start_line, r.context_end_line, r.context = expand(lines, r.start_line, r.end_line, n)
 
 
+class _Unembedded(Exception):
+    """The query could not be embedded for a search by meaning (a model failure); `problem` says why."""
+
+    def __init__(self, problem: str | None):
+        super().__init__(problem)
+        self.problem = problem
+
+
+def _after(first: Future, then: Callable[..., T], *args: object) -> T:
+    """`then(*args)` once `first` is done (a scan job that must follow another: submitted after it, so never
+    waiting on a job no thread has taken)."""
+    wait([first])
+    return then(*args)
+
+
 class _Query:
-    """A query as the retrievers need it."""
+    """A query as the retrievers need it. Its embeddings are made meanwhile on a scan thread; reading one waits
+    for it, and raises _Unembedded where the search by meaning cannot go on without it."""
 
     def __init__(
         self,
         parsed: ParsedQuery,
         semantic: bool,
-        vector: np.ndarray | None,
-        fast_vector: np.ndarray | None,
+        full: Future[tuple[np.ndarray | None, str | None]] | None,
+        fast: Future[tuple[np.ndarray | None, str | None]] | None,
         uncovered: np.ndarray | None,
     ):
         self.parsed = parsed
-        self.semantic = semantic  # searching by meaning: with one of the two vectors below, or both
-        # the active model's embedding; None when searching without meaning, or when that model has no vector yet
-        self.vector = vector
-        self.fast_vector = fast_vector  # the fast model's, when some chunks lack an active-model vector
+        self.semantic = semantic  # searching by meaning: with one of the two embeddings below, or both
+        # the active model's embedding, when that model has vectors to search (None: searching without meaning, or
+        # the fast model alone stands in)
+        self.full = full
+        self.fast = fast  # the fast model's, when some chunks lack an active-model vector
         self.uncovered = uncovered  # those chunks' ids, sorted; None: no chunk of the scopes has an active-model vector
+
+    @property
+    def vector(self) -> np.ndarray | None:
+        return None if self.full is None else self.active_vector()
+
+    def active_vector(self) -> np.ndarray:
+        """The active model's embedding of the query: without it the search by meaning is off (_Unembedded)."""
+        assert self.full is not None  # asked only where the active model is searched
+        vector, problem = self.full.result()
+        if vector is None:
+            raise _Unembedded(problem)
+        return vector
+
+    @property
+    def fast_vector(self) -> np.ndarray | None:
+        """The fast model's embedding; where it stands in alone, the search by meaning is off without it."""
+        if self.fast is None:
+            return None
+        vector, problem = self.fast.result()
+        if vector is None and self.full is None:
+            raise _Unembedded(problem)
+        return vector
 
 
 def _exact_only(response: SearchResponse, notice: str) -> bool:
