@@ -201,16 +201,22 @@ class Searcher:
                 fast_vec = _scan_pool().submit(self._embed, req.query, self.fast)
             else:
                 full_vec = _scan_pool().submit(self._embed, req.query)
-        response.coverage, uncovered = self._coverage_of([s.id for s in scopes], refresh_fast=semantic)
-        if full_vec is not None and self.fast is not None and (uncovered is None or len(uncovered)):
-            # After the active model's, whose embedding of the query the fast model's reuses (Embedder.embed_query).
-            fast_vec = _scan_pool().submit(_after, full_vec, self._embed, req.query, self.fast)
-        query = _Query(parse(req.query), semantic, full_vec, fast_vec, uncovered)
+        parsed = parse(req.query)
         try:
-            results = self._retrieve(req, scopes, query, response.effective_mode)
+            response.coverage, uncovered = self._coverage_of([s.id for s in scopes], refresh_fast=semantic)
+            if full_vec is not None and self.fast is not None and (uncovered is None or len(uncovered)):
+                # After the active model's, whose embedding of the query the fast model's reuses (Embedder.embed_query).
+                fast_vec = _scan_pool().submit(_after, full_vec, self._embed, req.query, self.fast)
+            results = self._retrieve(
+                req, scopes, _Query(parsed, semantic, full_vec, fast_vec, uncovered), response.effective_mode
+            )
         except _Unembedded as exc:
             _exact_only(response, _unavailable(exc.problem))
-            results = self._retrieve(req, scopes, _Query(query.parsed, False, None, None, None), "exact")
+            results = self._retrieve(req, scopes, _Query(parsed, False, None, None, None), "exact")
+        except BaseException:
+            # The models and their query caches serve one search at a time: the next must not find these running.
+            wait([f for f in (full_vec, fast_vec) if f is not None])
+            raise
         if req.relative_cutoff and results:
             # Relative to the best, so the first N of a longer list are still those of a list of N.
             floor = req.relative_cutoff * results[0].score
