@@ -187,6 +187,7 @@ def test_scopes_are_found_by_root_and_id_and_listed_with_their_counts(filled):
     summaries = {s.scope.id: (s.scope.root, s.files, s.chunks) for s in store.list_scopes()}
     assert summaries == {main: (str(roots[0]), 3, 4), worktree: (str(roots[1]), 2, 3)}
     assert [s.scope.root for s in store.list_scopes()] == sorted(str(r) for r in roots)
+    assert store.scopes() == [s.scope for s in store.list_scopes()]  # a search of every scope counts nothing
     assert store.scope_counts(main) == (3, 4, 170) and store.scope_counts(worktree) == (2, 3, 160)
 
 

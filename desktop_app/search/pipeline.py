@@ -286,7 +286,7 @@ class Searcher:
         if req.all_scopes and not req.roots:
             # A team index's bases are searched through their checkouts' overlays, which hold the same files
             # wherever the checkout has not changed them.
-            scopes = [s.scope for s in self.store.list_scopes() if s.scope.type != "base"]
+            scopes = [s for s in self.store.scopes() if s.type != "base"]
             if not scopes:
                 raise SearchError("nothing is indexed yet", SearchRemedy.INDEX_FIRST)
             return scopes

@@ -119,6 +119,11 @@ class Catalog(Protocol):
 
     def list_scopes(self) -> list[ScopeSummary]: ...
 
+    def scopes(self) -> list[Scope]:
+        """The scopes list_scopes gives, in its order, without counting their files and chunks: a search of every
+        scope asks each time (the counts read every place of the index)."""
+        ...
+
     def remove_scope(self, scope_id: str) -> int:
         """Delete a scope and its worktree children; how many chunks no scope uses any more were dropped."""
         ...

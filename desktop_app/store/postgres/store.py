@@ -614,20 +614,28 @@ class PostgresStore:
     def overlay_differences(self, overlay_id: str) -> int:
         return int(self._rows(f"SELECT {_OVERLAY_DIFFERENCES} FROM scope s WHERE s.id = %s", (overlay_id,))[0][0])
 
+    # Every scope but other machines' overlays, which only their own checkout sees.
+    _VISIBLE_SCOPES = (
+        "FROM scope s WHERE s.type <> 'overlay' OR EXISTS (SELECT 1 FROM checkout c WHERE c.scope_id = s.id "
+        "AND c.host = %s)"
+    )
+
     def list_scopes(self) -> list[ScopeSummary]:
-        """Every scope but other machines' overlays, which only their own checkout sees."""
         rows = self._rows(
             f"""
             SELECT {self._SCOPE_COLUMNS},
                    (SELECT count(*) FROM file f WHERE f.scope_id = s.id AND f.status = 'indexed'),
                    (SELECT count(*) FROM file_chunk fc WHERE fc.scope_id = s.id),
                    CASE WHEN s.type = 'overlay' THEN {_OVERLAY_DIFFERENCES} END
-            FROM scope s WHERE s.type <> 'overlay'
-                OR EXISTS (SELECT 1 FROM checkout c WHERE c.scope_id = s.id AND c.host = %s)""",
+            {self._VISIBLE_SCOPES}""",
             (self.host,),
         )
         summaries = [ScopeSummary(self._scope(r[:10]), r[10], r[11], r[12]) for r in rows]
         return sorted(summaries, key=lambda s: s.scope.root)
+
+    def scopes(self) -> list[Scope]:
+        rows = self._rows(f"SELECT {self._SCOPE_COLUMNS} {self._VISIBLE_SCOPES}", (self.host,))
+        return sorted((self._scope(r) for r in rows), key=lambda s: s.root)
 
     def record_chunking(self, scope_id: str, version: int) -> None:
         self._write(

@@ -457,6 +457,10 @@ class SqliteStore:
             FROM scope s ORDER BY s.root""")
         return [ScopeSummary(self._scope(r[:6]), r[6], r[7]) for r in rows]
 
+    def scopes(self) -> list[Scope]:
+        rows = self._rows("SELECT id, type, root, parent_id, created_at, last_indexed_at FROM scope ORDER BY root")
+        return [self._scope(r) for r in rows]
+
     def remove_scope(self, scope_id: str) -> int:
         """Delete a scope (and its worktree children); returns how many orphaned chunks were collected."""
         with self._write():
