@@ -1133,7 +1133,7 @@ class SqliteStore:
         Exact on small indexes; on big ones, counted in KEYWORD_SAMPLE_WINDOWS rowid windows spread over
         the index and scaled up, so each term costs a few thousand postings at most, not a walk of all. A term's
         count is kept until the index changes: each key press searches again with mostly the same words, and
-        the counts were 1-2 ms of a 12-15 ms search (nvm, abseil-cpp; four windows a word).
+        the counts were 1-2 ms of a 12-15 ms search (nvm, abseil-cpp).
         """
         generation = self.generation
         if self._term_rows_of != generation:
