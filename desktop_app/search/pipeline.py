@@ -392,8 +392,7 @@ class Searcher:
         if query.full is not None:
             full = self._full().index
             lookups += [
-                lambda: full.nearest(query.active_vector(), allowed, fetch),
-                lambda: full.nearest(query.active_vector(), allowed, fetch, True),
+                functools.partial(_lookup, full, query.active_vector, allowed, fetch, names) for names in (False, True)
             ]
         if query.fast is not None and self.fast is not None:
             uncovered = query.uncovered
@@ -404,13 +403,11 @@ class Searcher:
             else:
                 # Both are sorted and distinct: not np.intersect1d's np.unique pass (see store/id_arrays.py).
                 pending = uncovered if allowed is None else np.intersect1d(allowed, uncovered, assume_unique=True)
-            fast = self.fast.index
-
-            def fast_lookup(names: bool) -> list[tuple[ChunkId, float]]:
-                vector = query.fast_vector  # None where it failed beside the active model's: that one searches alone
-                return [] if vector is None else fast.nearest(vector, pending, fetch, names)
-
-            lookups += [functools.partial(fast_lookup, False), functools.partial(fast_lookup, True)]
+            # The fast vector is None where it failed beside the active model's: that one searches alone.
+            lookups += [
+                functools.partial(_lookup, self.fast.index, query.fast_embedding, pending, fetch, names)
+                for names in (False, True)
+            ]
         return lookups
 
     def _keyword_side(
@@ -496,10 +493,11 @@ class Searcher:
             names = full.similarities(query.vector, chunk_ids, names=True)
         fast_code: dict[ChunkId, float] = {}
         fast_names: dict[ChunkId, float] = {}
-        if query.fast_vector is not None and self.fast is not None:
+        fast_vector = query.fast_embedding()
+        if fast_vector is not None and self.fast is not None:
             rest = [cid for cid in chunk_ids if cid not in code]
-            fast_code = self.fast.index.similarities(query.fast_vector, rest)
-            fast_names = self.fast.index.similarities(query.fast_vector, rest, names=True)
+            fast_code = self.fast.index.similarities(fast_vector, rest)
+            fast_names = self.fast.index.similarities(fast_vector, rest, names=True)
         fast_weight = fast_name_weight(query.parsed)
         for c in by_id.values():
             cid = c.hit.chunk_id
@@ -546,6 +544,18 @@ class _Unembedded(Exception):
         self.problem = problem
 
 
+def _lookup(
+    index: VectorSearch,
+    vector: Callable[[], np.ndarray | None],
+    allowed: np.ndarray | None,
+    fetch: int,
+    names: bool,
+) -> list[tuple[ChunkId, float]]:
+    """A scan job: the nearest chunks to the query's embedding once it is made (none without one)."""
+    query = vector()
+    return [] if query is None else index.nearest(query, allowed, fetch, names)
+
+
 def _after(first: Future, then: Callable[..., T], *args: object) -> T:
     """`then(*args)` once `first` is done (a scan job that must follow another: submitted after it, so never
     waiting on a job no thread has taken)."""
@@ -585,8 +595,7 @@ class _Query:
             raise _Unembedded(problem)
         return vector
 
-    @property
-    def fast_vector(self) -> np.ndarray | None:
+    def fast_embedding(self) -> np.ndarray | None:
         """The fast model's embedding; where it stands in alone, the search by meaning is off without it."""
         if self.fast is None:
             return None

@@ -8,6 +8,7 @@ protocols.py). Its SQL is here and in store/sqlite/, but for the statements both
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -41,7 +42,7 @@ from ..rows import (
 )
 from ..schema_names import NAME_SUFFIX, chunking_meta_key, hit_columns, stored_columns, vector_table_name
 from ..shared_sql import SQLITE as SQL
-from ..until_next_write import PinnedGeneration
+from ..until_next_write import PinnedGeneration, UntilNextWrite
 from . import fts_query, path_globs, soundness, text_codec
 from .connection import open_connection, query_value, store_error, translate_errors, use_wal, write_transaction
 from .filters import filter_sql
@@ -60,7 +61,6 @@ KEYWORD_SAMPLE_WINDOWS = 4
 KEYWORD_SAMPLE_ROWS = 5000
 # Keyword search ranks up to this many times the rows asked for before checking their scope and filters.
 KEYWORD_OVERFETCH = 16
-TERM_ROWS_KEPT = 10_000  # terms whose row counts are kept between searches (keyword_row_counts)
 
 
 IN_BATCH = 500  # values per `IN (...)` list, well under SQLite's limit on bound parameters
@@ -137,8 +137,11 @@ class SqliteStore:
         self._unseen_rows = 0
         self._damaged = False  # a check since the open found damage
         self._pin: PinnedGeneration[tuple[int, int]] = PinnedGeneration()
-        self._term_rows: dict[str, int] = {}  # keyword_row_counts' counts, for the generation below
-        self._term_rows_of: tuple[int, int] | None = None
+        # keyword_row_counts' counts and the windows they are counted in, until the next write
+        self._term_rows: UntilNextWrite[str, int] = UntilNextWrite(lambda: self.generation)
+        self._keyword_windows: UntilNextWrite[None, tuple[int, list[tuple[int, int]]]] = UntilNextWrite(
+            lambda: self.generation
+        )
         self._scan_reader = ScanReader(self.path)
 
     @property
@@ -1135,39 +1138,31 @@ class SqliteStore:
         count is kept until the index changes: each key press searches again with mostly the same words, and
         the counts were 1-2 ms of a 12-15 ms search (nvm, abseil-cpp).
         """
-        generation = self.generation
-        if self._term_rows_of != generation:
-            self._term_rows, self._term_rows_of = {}, generation
-        known = self._term_rows
-        missing = [t for t in dict.fromkeys(terms) if t not in known]
-        if missing:
-            if len(known) + len(missing) > TERM_ROWS_KEPT:
-                known.clear()
-            known.update(self._count_term_rows(missing))
-        return {t: known[t] for t in terms}
+        return {t: self._term_rows.get(t, functools.partial(self._count_term_rows, t)) for t in terms}
 
-    def _count_term_rows(self, terms: Sequence[str]) -> dict[str, int]:
+    def _count_term_rows(self, term: str) -> int:
+        span, windows = self._keyword_windows.get(None, self._read_keyword_windows)
+        if not windows:
+            return 0
+        phrase = fts_query.quote(term)
+        hits = sum(
+            self._rows("SELECT count(*) FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (phrase, a, b))[0][0]
+            for a, b in windows
+        )
+        return hits * span // sum(b - a + 1 for a, b in windows)
+
+    def _read_keyword_windows(self) -> tuple[int, list[tuple[int, int]]]:
+        """The keyword index's rowid span and the windows of it counted (none on an empty index)."""
         # Two subqueries: SQLite answers a lone min() or max() from the index, both together by a full scan.
         low, high = self._rows("SELECT (SELECT min(id) FROM file_chunk), (SELECT max(id) FROM file_chunk)")[0]
         if low is None:
-            return {t: 0 for t in terms}
+            return 0, []
         span = high - low + 1
         size = KEYWORD_SAMPLE_ROWS
         if span <= KEYWORD_SAMPLE_WINDOWS * size:
-            windows = [(low, high)]
-        else:
-            step = (span - size) // (KEYWORD_SAMPLE_WINDOWS - 1)
-            windows = [(low + i * step, low + i * step + size - 1) for i in range(KEYWORD_SAMPLE_WINDOWS)]
-        sampled = sum(b - a + 1 for a, b in windows)
-        out = {}
-        for term in terms:
-            phrase = fts_query.quote(term)
-            hits = sum(
-                self._rows("SELECT count(*) FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (phrase, a, b))[0][0]
-                for a, b in windows
-            )
-            out[term] = hits * span // sampled
-        return out
+            return span, [(low, high)]
+        step = (span - size) // (KEYWORD_SAMPLE_WINDOWS - 1)
+        return span, [(low + i * step, low + i * step + size - 1) for i in range(KEYWORD_SAMPLE_WINDOWS)]
 
 
 def check_sqlite_store(path: Path | str) -> None:
