@@ -496,11 +496,11 @@ class Indexer:
         pool: ParsePool | None = None
         try:
             items = ((c, states.get(c.rel_path)) for c in todo)
+            prep = FilePrep(settings, self.embedder.count_tokens, self._times)
             if processes:
                 pool = ParsePool(processes, settings, self.embedder.counting_tokenizer())
-                prepared = pool.prepare_all(items, self._times, handoff.closed)
+                prepared = pool.prepare_all(items, self._times, handoff.closed, here=prep)
             else:
-                prep = FilePrep(settings, self.embedder.count_tokens, self._times)
                 prepared = (prep.prepare(cand, state) for cand, state in items)
             for batch in self._batches(prepared, handoff.closed):
                 if not handoff.put(batch):
