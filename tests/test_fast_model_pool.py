@@ -11,6 +11,7 @@ import numpy as np
 
 from desktop_app.embedding.embedder import Embedder
 from desktop_app.embedding.static_model import STATIC_MODEL_ID, StaticEmbedder
+from desktop_app.indexing import model_runner
 from desktop_app.indexing.child_processes import PROCESSES_ENV
 from desktop_app.indexing.indexer import Indexer, IndexOptions
 from desktop_app.store.sqlite.store import SqliteStore
@@ -34,24 +35,44 @@ def _vectors(db: Path) -> dict[tuple[bytes, bool], bytes]:
         store.close()
 
 
-def _index(root: Path, db: Path) -> dict:
+def _index(root: Path, db: Path, until: str = "fast") -> dict:
     store = SqliteStore(db)
     try:
-        stats = Indexer(store, Embedder(), IndexOptions(until="fast"), fast=StaticEmbedder()).index(root)
+        stats = Indexer(store, Embedder(), IndexOptions(until=until), fast=StaticEmbedder()).index(root)
     finally:
         store.close()
     return stats.step_seconds
 
 
-def test_the_fast_stage_in_processes_gives_the_vectors_of_the_models_thread(tmp_path, mixed_root, monkeypatch):
+def _no_pool_of_its_own(processes: int) -> None:
+    raise AssertionError("the fast stage started processes of its own beside stage 1's")
+
+
+def test_the_fast_stage_in_stage_ones_processes_gives_the_vectors_of_the_models_thread(
+    tmp_path, mixed_root, monkeypatch
+):
+    """Stage 1's parse processes, started already, embed stage 2's texts: no pool of its own is started."""
     monkeypatch.setenv(PROCESSES_ENV, "0")
     _index(mixed_root, tmp_path / "thread.db")
     monkeypatch.setenv(PROCESSES_ENV, "2")
+    monkeypatch.setattr(model_runner, "FastModelPool", _no_pool_of_its_own)
     steps = _index(mixed_root, tmp_path / "processes.db")
-    assert steps["fast_embed"] > 0  # the processes' model seconds come back
+    assert steps["chunk"] > 0 and steps["fast_embed"] > 0  # both steps' seconds come back from the processes
     on_thread = _vectors(tmp_path / "thread.db")
     assert len({names for _, names in on_thread}) == 2  # code and name vectors both
     assert _vectors(tmp_path / "processes.db") == on_thread
+
+
+def test_a_fast_stage_without_stage_one_in_processes_gives_the_same_vectors(tmp_path, mixed_root, monkeypatch):
+    """A fast stage that follows no stage-1 work (a keyword-stage index continued) starts the fast model's own
+    processes."""
+    monkeypatch.setenv(PROCESSES_ENV, "0")
+    _index(mixed_root, tmp_path / "thread.db")
+    _index(mixed_root, tmp_path / "processes.db", until="keyword")
+    monkeypatch.setenv(PROCESSES_ENV, "2")
+    steps = _index(mixed_root, tmp_path / "processes.db")
+    assert "chunk" not in steps and steps["fast_embed"] > 0
+    assert _vectors(tmp_path / "processes.db") == _vectors(tmp_path / "thread.db")
 
 
 def test_the_quarry_command_runs_its_fast_stage_in_processes(tmp_path, mixed_root):

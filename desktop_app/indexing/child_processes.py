@@ -1,7 +1,8 @@
 """The processes an index run starts beside itself for a big tree: how many, and that they end with it.
 
-Two kinds (each a pool of spawned processes, one per core by default): parse processes for stage 1 (parse_pool.py)
-and the fast model's for stage 2 (fast_model_pool.py). QUARRY_PARSE_PROCESSES sets the number of both whatever the
+Two kinds (each a pool of spawned processes, one per core by default): parse processes for stage 1 (parse_pool.py),
+which then serve stage 2's fast model too, and the fast model's own for a stage 2 that follows no stage-1 work
+(fast_model_pool.py). QUARRY_PARSE_PROCESSES sets the number of both whatever the
 tree's size (0: none, the run's own threads do the work).
 """
 

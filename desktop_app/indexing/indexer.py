@@ -149,6 +149,10 @@ class Indexer:
         self._parent_states: dict[str, FileState] = {}
         self._recut = False  # the scope's files were cut by another chunker version: cut them all again
         self._times = StepTimes()
+        # Stage 1's parse processes, kept for stage 2: they embed its texts with the fast model too, started
+        # already (a pool of its own took ~0.4 s to start, the time the fast stage of a tree of a few megabytes
+        # takes on one core).
+        self._parse_pool: ParsePool | None = None
 
     @property
     def chunk_tokens(self) -> int:
@@ -231,10 +235,13 @@ class Indexer:
             if stats.base.cancelled:
                 return self._finish(stats, reporter, started, cancelled=True)
         named = None if team is not None else _named_paths(root, changed)
-        cancelled = yield from self._stage_one(scope, root, stats, reporter, stop, named)
-        if not cancelled:
-            self._after_stage(stats, reporter, started)
-            cancelled = not (yield from self._fill_vectors(stats, reporter, started, stop))
+        try:
+            cancelled = yield from self._stage_one(scope, root, stats, reporter, stop, named)
+            if not cancelled:
+                self._after_stage(stats, reporter, started)
+                cancelled = not (yield from self._fill_vectors(stats, reporter, started, stop))
+        finally:
+            self._close_parse_pool()
         return self._finish(stats, reporter, started, cancelled=cancelled)
 
     def _publish(
@@ -363,7 +370,8 @@ class Indexer:
             if model is None or STAGES.index(stage) > last:
                 continue
             label = "names" if names_only else stage
-            filler = VectorFiller(self.store, model, self.wanted, names_only, self._times, label)
+            warm = self._parse_pool if model is self.fast else None
+            filler = VectorFiller(self.store, model, self.wanted, names_only, self._times, label, warm)
             try:
                 result = yield from filler.fill(reporter, stop, stage)
             finally:
@@ -460,9 +468,18 @@ class Indexer:
     ) -> Steps[bool]:
         """Stage 1: write every prepared batch; True when stopped before the end."""
         processes = parse_processes(sum(c.size for c in todo))  # a wrong QUARRY_PARSE_PROCESSES raises here
+        settings = PrepSettings(
+            self.options.selection, self.chunk_tokens, self.options.overlap_tokens, self._recut, self._parent_states
+        )
+        self._close_parse_pool()  # a team index's base's, whose settings were not this scope's
+        if processes:
+            self._parse_pool = ParsePool(processes, settings, self.embedder.counting_tokenizer())
         handoff: Handoff[list[Prepared] | None] = Handoff(ahead=2)
         prep = threading.Thread(
-            target=self._prepare_batches, args=(todo, states, processes, handoff), name="quarry-prepare", daemon=True
+            target=self._prepare_batches,
+            args=(todo, states, settings, self._parse_pool, handoff),
+            name="quarry-prepare",
+            daemon=True,
         )
         prep.start()
         try:
@@ -485,20 +502,16 @@ class Indexer:
         self,
         todo: list[Candidate],
         states: dict[str, FileState],
-        processes: int,
+        settings: PrepSettings,
+        pool: ParsePool | None,
         handoff: Handoff[list[Prepared] | None],
     ) -> None:
-        """The prep thread: every file of `todo` prepared (in `processes` parse processes, or here when 0) and
-        handed over in batches."""
-        settings = PrepSettings(
-            self.options.selection, self.chunk_tokens, self.options.overlap_tokens, self._recut, self._parent_states
-        )
-        pool: ParsePool | None = None
+        """The prep thread: every file of `todo` prepared (in the parse processes of `pool`, and here until they
+        have started, or here alone without one) and handed over in batches."""
         try:
             items = ((c, states.get(c.rel_path)) for c in todo)
             prep = FilePrep(settings, self.embedder.count_tokens, self._times)
-            if processes:
-                pool = ParsePool(processes, settings, self.embedder.counting_tokenizer())
+            if pool is not None:
                 prepared = pool.prepare_all(items, self._times, handoff.closed, here=prep)
             else:
                 prepared = (prep.prepare(cand, state) for cand, state in items)
@@ -508,9 +521,11 @@ class Indexer:
             handoff.put(None)
         except BaseException as exc:  # handed to the consuming thread, which re-raises it
             handoff.fail(exc)
-        finally:
-            if pool is not None:
-                pool.close()
+
+    def _close_parse_pool(self) -> None:
+        if self._parse_pool is not None:
+            self._parse_pool.close()
+            self._parse_pool = None
 
     def _batches(self, prepared: Iterator[Prepared], halt: threading.Event) -> Iterator[list[Prepared]]:
         batch: list[Prepared] = []

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..embedding.text_embedder import TextEmbedder
-from .fast_model_pool import FastModelPool
+from .fast_model_pool import FastModelPool, ModelProcesses
 from .step_times import StepTimes
 from .steps import Steps, Wait
 
@@ -35,18 +35,24 @@ class ModelRunner:
         self._times = times or StepTimes()
         self._step = step
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quarry-model")
-        self._processes: FastModelPool | None = None
+        self._processes: ModelProcesses | None = None
+        self._own: FastModelPool | None = None  # processes this runner started, and so ends
 
-    def spread(self, processes: int) -> None:
-        """Embed in `processes` processes from now on (none: on the model's thread). The fast model only: each
-        process holds one of its own (VectorFiller asks for them only for it)."""
-        if processes and self._processes is None:
-            self._processes = FastModelPool(processes)
+    def spread(self, processes: int, warm: ModelProcesses | None = None) -> None:
+        """Embed in `warm` processes, started already, or else in `processes` processes of its own from now on
+        (none: on the model's thread). The fast model only: each process holds one of its own (VectorFiller asks
+        for them only for it)."""
+        if self._processes is not None:
+            return
+        if warm is not None:
+            self._processes = warm
+        elif processes:
+            self._processes = self._own = FastModelPool(processes)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
-        if self._processes is not None:
-            self._processes.close()
+        if self._own is not None:
+            self._own.close()
 
     def submit(self, texts: list[str], tokens: list[int]) -> PendingVectors:
         """Queue `texts` (token counts in `tokens`) for the model, sorted by length into slices; the caller

@@ -1,5 +1,6 @@
 """Parse processes for a big tree's stage 1: FilePrep.prepare (file_prep.py) in a pool of processes, the answers
-in file order, a bounded number ahead of the writes.
+in file order, a bounded number ahead of the writes. The index run keeps them for stage 2, whose fast model they run
+too (fast_model_pool.py).
 
 Processes, not threads: tree-sitter's parse and the chunker hold the GIL. Spawned, not forked: the process
 indexing has threads (the model's, the watcher's, Qt's) whose held locks a fork would copy. A process takes ~0.4 s
@@ -25,11 +26,13 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 
+import numpy as np
 from tokenizers import Tokenizer
 
 from ..embedding.token_counting import TokenCounter
 from ..store.rows import FileState
 from .child_processes import child_processes, end_with_parent
+from .fast_model_pool import embed_in_child
 from .file_prep import FilePrep, Prepared, PrepSettings
 from .file_selection import Candidate
 from .step_times import StepTimes
@@ -47,6 +50,7 @@ def parse_processes(todo_bytes: int) -> int:
 
 class ParsePool:
     def __init__(self, processes: int, settings: PrepSettings, tokenizer: Tokenizer):
+        self.processes = processes
         self._ahead = processes * AHEAD_PER_PROCESS
         # What a process starts with comes through a queue, not with the process's start: a start waits until the
         # process has read all it is sent, which it does once its imports are done, and the tokenizer is ~0.7 MB
@@ -92,6 +96,11 @@ class ParsePool:
                 yield _taken(window.popleft(), times)
         while window and not halt.is_set():
             yield _taken(window.popleft(), times)
+
+    def submit(self, texts: list[str]) -> Future[tuple[np.ndarray, float]]:
+        """The texts' vectors by the fast model (the processes of stage 1 serve stage 2: fast_model_pool.py), and
+        the seconds the model took."""
+        return self._pool.submit(embed_in_child, texts)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

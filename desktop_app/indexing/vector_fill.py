@@ -20,7 +20,7 @@ from ..embedding.text_embedder import TextEmbedder
 from ..store.protocols import Store, VectorRow
 from ..store.rows import ChunkId, StoredChunk
 from .documents import chunk_of, document_text, name_text
-from .fast_model_pool import fast_model_processes
+from .fast_model_pool import ModelProcesses, fast_model_processes
 from .model_runner import ModelRunner, PendingVectors
 from .outline_fill import fill_outlines
 from .progress import ProgressReporter
@@ -102,8 +102,11 @@ class VectorFiller:
         names_only: bool = False,
         times: StepTimes | None = None,
         step: str = "vectors",
+        warm: ModelProcesses | None = None,
     ):
-        """`times` gets this fill's model seconds as `<step>_embed` and its writes as `<step>_write`."""
+        """`times` gets this fill's model seconds as `<step>_embed` and its writes as `<step>_write`; `warm`, the
+        fast model's processes an index run started already (its parse processes), embed whatever the fill's
+        size."""
         self.store = store
         self.embedder = embedder
         self.wanted = wanted or WantedChunks()
@@ -112,6 +115,7 @@ class VectorFiller:
         self._step = step
         self._runner = ModelRunner(embedder, self._times, f"{step}_embed")
         self._named: set[ChunkId] = set()  # chunks whose name vector exists already (not embedded again)
+        self._warm = warm
 
     def close(self) -> None:
         self._runner.close()
@@ -143,7 +147,7 @@ class VectorFiller:
         model = self.embedder.model_id
         order = self.store.chunks_without_vectors(model, names=self.names_only)
         if self.embedder.static:
-            self._runner.spread(fast_model_processes(len(order)))
+            self._runner.spread(fast_model_processes(len(order)), self._warm)
         if not self.names_only:
             self._named = set(self.store.vector_ids(model, names=True).tolist())
         reporter.update(
