@@ -5,6 +5,7 @@ however it ends. Real processes, real files, real SQLite with sqlite-vec."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from desktop_app.embedding.static_model import STATIC_MODEL_ID, StaticEmbedder
 from desktop_app.indexing import model_runner
 from desktop_app.indexing.child_processes import PROCESSES_ENV
 from desktop_app.indexing.indexer import Indexer, IndexOptions
+from desktop_app.indexing.progress import Progress
 from desktop_app.store.sqlite.store import SqliteStore
 
 from .orphans import assert_children_end_with_their_parent
@@ -61,6 +63,27 @@ def test_the_fast_stage_in_stage_ones_processes_gives_the_vectors_of_the_models_
     on_thread = _vectors(tmp_path / "thread.db")
     assert len({names for _, names in on_thread}) == 2  # code and name vectors both
     assert _vectors(tmp_path / "processes.db") == on_thread
+
+
+def test_stage_ones_processes_end_before_stage_three(tmp_path, mixed_root, monkeypatch):
+    """The parse processes (~150-190 MB each) are let go once the fast stage is done, not kept through the
+    contextual model's stage."""
+    monkeypatch.setenv(PROCESSES_ENV, "2")
+    alive_in_stage_3: list[int] = []
+
+    def progress(p: Progress) -> None:
+        if p.stage == "full" and p.phase == "in_progress" and not alive_in_stage_3:
+            alive_in_stage_3.append(len(multiprocessing.active_children()))
+
+    store = SqliteStore(tmp_path / "index.db")
+    try:
+        stats = Indexer(store, Embedder(), IndexOptions(until="full"), fast=StaticEmbedder()).index(
+            mixed_root, progress
+        )
+    finally:
+        store.close()
+    assert stats.step_seconds["fast_embed"] > 0 and stats.chunks_embedded > 0
+    assert alive_in_stage_3 == [0]
 
 
 def test_a_fast_stage_without_stage_one_in_processes_gives_the_same_vectors(tmp_path, mixed_root, monkeypatch):

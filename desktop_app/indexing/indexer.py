@@ -370,8 +370,9 @@ class Indexer:
             if model is None or STAGES.index(stage) > last:
                 continue
             label = "names" if names_only else stage
-            warm = self._parse_pool if model is self.fast else None
-            filler = VectorFiller(self.store, model, self.wanted, names_only, self._times, label, warm)
+            if model is not self.fast:
+                self._close_parse_pool()  # ~150-190 MB a process, idle through stage 3's minutes or hours
+            filler = VectorFiller(self.store, model, self.wanted, names_only, self._times, label, self._parse_pool)
             try:
                 result = yield from filler.fill(reporter, stop, stage)
             finally:
