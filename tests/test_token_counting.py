@@ -45,6 +45,7 @@ TRICKY = [
     "emoji 🚀 in a comment",
     "src/http/client.py\nfunction HTTPClient.send_request: send request",  # a document header: its line end
     "two\nlines\r\nand [SEP] three",
+    "XMLHttpRequest getElementById qqqzzzxxyv ZZZqqq 12345678901234567890 x86_64 UTF8Decoder",  # cut in pieces here
 ]
 
 

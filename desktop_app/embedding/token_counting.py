@@ -1,19 +1,27 @@
 """Counting a tokenizer's tokens without running it over every text: what stage 1 does with each distinct line.
 
 A BERT-style tokenizer (BertNormalizer, BertPreTokenizer and WordPiece: the default model's) cuts a text into
-words and punctuation first and gives each piece its word pieces on its own. So a line's count is the sum of
-its pieces' counts, and code repeats its pieces endlessly: each distinct piece goes through the tokenizer once,
-and a line is then a regex split and a sum. On 285,875 distinct lines of kernel C, Python, Go, Rust, Java,
-TypeScript, Ruby, PHP and Markdown that took 12.8 s against 68.2 s for `encode_batch` (2 cores, loaded), with
-the same count for every line. It was 57 % of a kernel file's preparation in the parse processes.
+words and punctuation first and gives each piece its word pieces on its own. So a line's count is its punctuation
+marks (one token each) and the sum of its words' counts, and code repeats its words endlessly: each distinct word
+is cut once, and a line is then a regex split, a count of its marks and a sum. On 285,875 distinct lines of kernel
+C, Python, Go, Rust, Java, TypeScript, Ruby, PHP and Markdown that took 12.8 s against 68.2 s for `encode_batch` (2
+cores, loaded), with the same count for every line. It was 57 % of a kernel file's preparation in the parse
+processes. A new word is cut here, by WordPiece's own rule against the vocabulary (_word_pieces), not by a call of
+the tokenizer (~2 us each, most of it the call): over the distinct lines of commons-lang, redis and the stdlib's
+asyncio and email, file by file as stage 1 counts them (171,596 lines, a fresh counter each run, CPU seconds,
+alternating, eight runs each), 0.89 s with the pieces (punctuation too) read by one regex and each new one through
+the tokenizer, 0.82 s with the marks counted by `bytes.translate`, 0.63 s with new words cut here; the same count
+for each of the 106,370 distinct words of semble-dev's repositories and the standard library. Rejected: new words
+gathered and given to `encode_batch` at once (1.19 s: its threads' time and a second pass), a memo of whole lines
+(0.87 s: the lines met again in other files, licence headers mostly, did not pay for the memo's writes).
 
-Only texts where the split is certain are counted this way: ASCII printable text (with tabs, carriage returns and
-line ends, which the normaliser treats as spaces) holding none of the tokenizer's added tokens (`[CLS]` in a
-line is one token, not three). Line ends count: every chunk's document header has one (its path, then its
-symbol), and without them each header went through the tokenizer, a batch a file: 15 % of a kernel parse
-process's samples (py-spy), most of it waiting on the tokenizer's thread pool for a handful of texts. Anything
-else (accents and CJK, which the normaliser changes, control characters, which it drops) goes through the
-tokenizer itself, as does every text of a tokenizer of another kind (a model folder's byte-level BPE).
+Only texts where the split is certain are counted this way: ASCII text without control characters (tabs, carriage
+returns and line ends, which the normaliser treats as spaces, are no control characters here) holding none of the
+tokenizer's added tokens (`[CLS]` in a line is one token, not three). Line ends count: every chunk's document header
+has one (its path, then its symbol), and without them each header went through the tokenizer, a batch a file: 15 %
+of a kernel parse process's samples (py-spy), most of it waiting on the tokenizer's thread pool for a handful of
+texts. Anything else (accents and CJK, which the normaliser changes, control characters, which it drops) goes
+through the tokenizer itself, as does every text of a tokenizer of another kind (a model folder's byte-level BPE).
 """
 
 from __future__ import annotations
@@ -26,9 +34,11 @@ from typing import TypeVar
 
 from tokenizers import Tokenizer
 
-_CERTAIN = re.compile(r"[ -~\t\r\n]*")
-_PIECES = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9\s]")  # BERT's split of ASCII: alphanumeric runs, each other char
-# Pieces remembered at most; then forgotten all at once (the frequent ones come straight back). A kernel parse
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# BERT's split of ASCII: alphanumeric runs (words), and each other printable character (a mark) on its own.
+_WORDS = re.compile(r"[A-Za-z0-9]+")
+_NOT_MARKS = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz \t\r\n"
+# Words remembered at most; then forgotten all at once (the frequent ones come straight back). A kernel parse
 # process met millions of distinct identifiers; this many take ~30 MB.
 MAX_PIECES = 1 << 18
 
@@ -47,7 +57,10 @@ def remember(table: dict[str, T], key: str, value: T, limit: int, lock: threadin
 
 def counts_by_pieces(tokenizer: Tokenizer) -> bool:
     """Whether the tokenizer's count of an ASCII text is the sum of its BERT pieces' counts."""
-    state = json.loads(tokenizer.to_str())
+    return _by_pieces(json.loads(tokenizer.to_str()))
+
+
+def _by_pieces(state: dict) -> bool:
     normalizer, pre_tokenizer, model = state.get("normalizer") or {}, state.get("pre_tokenizer") or {}, state["model"]
     return (
         normalizer.get("type") == "BertNormalizer"
@@ -63,10 +76,15 @@ class TokenCounter:
 
     def __init__(self, tokenizer: Tokenizer):
         self._tokenizer = tokenizer
-        self._by_pieces = counts_by_pieces(tokenizer)
+        state = json.loads(tokenizer.to_str())
+        self._by_pieces = _by_pieces(state)
         added = [t.content for t in tokenizer.get_added_tokens_decoder().values()]
         self._added = re.compile("|".join(re.escape(t) for t in added)) if added else None
-        self._pieces: dict[str, int] = {}
+        self._pieces: dict[str, int] = {}  # a word's count
+        # WordPiece's vocabulary and settings, where it counts by pieces.
+        self._vocab: frozenset[str] = frozenset(state["model"]["vocab"]) if self._by_pieces else frozenset()
+        self._longest_word: int = state["model"].get("max_input_chars_per_word", 100)
+        self._lowercase: bool = bool((state.get("normalizer") or {}).get("lowercase", False))
         self._lock = threading.Lock()  # see remember
 
     def __call__(self, texts: Sequence[str]) -> list[int]:
@@ -76,12 +94,13 @@ class TokenCounter:
         slow: list[int] = []
         pieces = self._pieces
         for i, text in enumerate(texts):
-            if _CERTAIN.fullmatch(text) and (self._added is None or not self._added.search(text)):
-                found = _PIECES.findall(text)
+            if text.isascii() and not _CONTROL.search(text) and (self._added is None or not self._added.search(text)):
+                found = _WORDS.findall(text)
+                marks = len(text.encode().translate(None, _NOT_MARKS))
                 try:
-                    out.append(sum(map(pieces.__getitem__, found)))
+                    out.append(marks + sum(map(pieces.__getitem__, found)))
                 except KeyError:
-                    out.append(sum(map(self._piece, found)))
+                    out.append(marks + sum(map(self._piece, found)))
             else:
                 out.append(0)
                 slow.append(i)
@@ -93,8 +112,29 @@ class TokenCounter:
     def _piece(self, piece: str) -> int:
         count = self._pieces.get(piece)
         if count is None:
-            count = len(self._tokenizer.encode(piece, add_special_tokens=False).ids)
+            count = self._word_pieces(piece)
             remember(self._pieces, piece, count, MAX_PIECES, self._lock)
+        return count
+
+    def _word_pieces(self, word: str) -> int:
+        """WordPiece's count for an ASCII word, as the tokenizer's model counts it: the longest piece of the
+        vocabulary at each point, `##` before a piece within the word, one unknown token for a word no pieces
+        make or one too long."""
+        if len(word) > self._longest_word:
+            return 1
+        if self._lowercase:
+            word = word.lower()
+        vocab = self._vocab
+        count = start = 0
+        while start < len(word):
+            prefix = "##" if start else ""
+            for end in range(len(word), start, -1):
+                if prefix + word[start:end] in vocab:
+                    break
+            else:
+                return 1
+            count += 1
+            start = end
         return count
 
     def _encoded(self, texts: Sequence[str]) -> list[int]:
