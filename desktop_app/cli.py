@@ -29,8 +29,8 @@ from .cli_messages import explain, ignored_top_line, page_check_line
 from .command_words import COMMANDS, first_word
 from .desktop_entry import install_for_current_user
 from .editor_command import editor_command, runs_in_terminal
-from .embedding import ModelError
 from .embedding.choice import MODEL_CHOICES
+from .embedding.model_spec import ModelError
 from .embedding.providers import PREFERENCES, shown_provider
 from .errors import UsageError
 from .indexing.file_selection import SelectionOptions

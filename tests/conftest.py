@@ -26,7 +26,7 @@ settings.register_profile("ci", derandomize=True, deadline=None)
 settings.register_profile("explore", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-from desktop_app.embedding import Embedder  # noqa: E402
+from desktop_app.embedding.embedder import Embedder  # noqa: E402
 from desktop_app.worker import ops  # noqa: E402
 from desktop_app.worker.worker import EngineConfig, Worker  # noqa: E402
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from desktop_app.embedding import Embedder
+from desktop_app.embedding.embedder import Embedder
 
 
 class EmbeddingGate:

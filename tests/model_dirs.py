@@ -6,7 +6,7 @@ import json
 import shutil
 
 from desktop_app.assets import resource_path
-from desktop_app.embedding import default_model_spec
+from desktop_app.embedding.model_spec import default_model_spec
 
 
 def other_model_dir(tmp_path):

@@ -13,15 +13,9 @@ import onnxruntime as ort
 import pytest
 from tokenizers import Tokenizer
 
-from desktop_app.embedding import (
-    Embedder,
-    ModelError,
-    ModelSpec,
-    choose_providers,
-    cpu_threads,
-    default_model_spec,
-    load_model_dir,
-)
+from desktop_app.embedding.embedder import Embedder
+from desktop_app.embedding.model_spec import ModelError, ModelSpec, default_model_spec, load_model_dir
+from desktop_app.embedding.providers import choose_providers, cpu_threads
 
 CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"

@@ -16,7 +16,8 @@ import pytest
 
 from desktop_app import cli, model_prefetch
 from desktop_app.command_words import COMMANDS, command_of, first_word, option_value
-from desktop_app.embedding import Embedder, cpu_threads
+from desktop_app.embedding.embedder import Embedder
+from desktop_app.embedding.providers import cpu_threads
 from desktop_app.launch import begin_model_for, searched_by_meaning
 
 

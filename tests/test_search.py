@@ -302,7 +302,7 @@ def test_all_scopes_merges_and_labels_scopes(tmp_path, mixed_root, index_copy, e
 
 def test_model_failure_falls_back_to_exact_with_a_notice(tmp_path, mixed_root, worker_for):
     from desktop_app.assets import resource_path
-    from desktop_app.embedding import default_model_spec
+    from desktop_app.embedding.model_spec import default_model_spec
 
     model_dir = tmp_path / "my-model"
     model_dir.mkdir()

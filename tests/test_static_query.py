@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from desktop_app.assets import resource_path
-from desktop_app.embedding import Embedder, ModelError, default_model_spec, static_model
+from desktop_app.embedding import static_model
+from desktop_app.embedding.embedder import Embedder
+from desktop_app.embedding.model_spec import ModelError, default_model_spec
 from desktop_app.embedding.static_model import QUERY_MAP_FILE, STATIC_MODEL_ID, StaticEmbedder
 from desktop_app.worker.engine import Engine, EngineConfig
 

@@ -12,7 +12,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from desktop_app.assets import resource_path
-from desktop_app.embedding import Embedder
+from desktop_app.embedding.embedder import Embedder
 from desktop_app.embedding.model_spec import DEFAULT_MODEL_ID, TOKENIZER_FILE, default_model_spec
 from desktop_app.embedding.static_model import CODES_FILE, SCALES_FILE, STATIC_MODEL_ID
 from desktop_app.training import query_map

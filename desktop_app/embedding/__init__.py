@@ -1,17 +1,5 @@
-"""Text embeddings for semantic search: model registry, execution providers and the Embedder."""
+"""Text embeddings for semantic search: model registry, execution providers and the Embedder.
 
-from .embedder import Embedder
-from .model_spec import ModelError, ModelSpec, default_model_spec, load_model_dir, model_source, spec_from_source
-from .providers import choose_providers, cpu_threads
-
-__all__ = [
-    "Embedder",
-    "ModelError",
-    "ModelSpec",
-    "choose_providers",
-    "cpu_threads",
-    "default_model_spec",
-    "load_model_dir",
-    "model_source",
-    "spec_from_source",
-]
+Nothing is imported here: a parse process reads the token counter alone (token_counting.py), without numpy and
+ONNX Runtime (~0.1 s of its start), so each part is imported from its module.
+"""

@@ -25,18 +25,20 @@ import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from typing import TYPE_CHECKING
 
-import numpy as np
 from tokenizers import Tokenizer
 
 from ..embedding.token_counting import TokenCounter
 from ..store.rows import FileState
 from .child_processes import child_processes, end_with_parent
-from .fast_model_pool import embed_in_child
 from .file_prep import FilePrep, Prepared, PrepSettings
 from .file_selection import Candidate
 from .step_times import StepTimes
 from .syntax import parse_without_yielding
+
+if TYPE_CHECKING:
+    import numpy as np
 
 PARALLEL_MIN_BYTES = 3 * 1024 * 1024  # to read; a bigger tree is prepared in processes
 AHEAD_PER_PROCESS = 16  # files handed to the pool before their answers are taken
@@ -100,6 +102,8 @@ class ParsePool:
     def submit(self, texts: list[str]) -> Future[tuple[np.ndarray, float]]:
         """The texts' vectors by the fast model (the processes of stage 1 serve stage 2: fast_model_pool.py), and
         the seconds the model took."""
+        from .fast_model_pool import embed_in_child  # numpy and the model: for stage 2, not a process's start
+
         return self._pool.submit(embed_in_child, texts)
 
     def close(self) -> None:

@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-import charset_normalizer
-
 if TYPE_CHECKING:
     # Only for annotations: file_selection imports this module, so a runtime import would be circular.
     from desktop_app.indexing.file_selection import SelectionOptions
@@ -223,6 +221,8 @@ def _legacy_encoding(data: bytes) -> str:
     one, else Windows-1252. Its verdict on single-byte text is not taken: for Western text it chose cp1250
     ("naïve" read as "naďve") and for UTF-8 with one stray Latin-1 byte cp775, where Windows-1252 (a superset
     of Latin-1's printable characters) reads most such source as its authors wrote it."""
+    import charset_normalizer  # here, not at the top: 11 ms of a parse process's start, for a rare file
+
     best = charset_normalizer.from_bytes(data).best()
     if best is not None and codecs.lookup(best.encoding).name in _MULTI_BYTE_ENCODINGS:
         return best.encoding

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import NewType
+from typing import TYPE_CHECKING, NewType
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is not among a parse process's imports (parse_pool.py)
+    import numpy as np
 
 ChunkId = NewType("ChunkId", int)
 PlaceId = NewType("PlaceId", int)
@@ -158,6 +159,8 @@ def outline_rows(
 ) -> list[tuple[str, bytes, str, str, str]]:
     """(model id, float32 vector bytes, scope id, path, sha256) per outline: the values both stores bind to write
     a file's outline vector only while the file has the content it was made from."""
+    import numpy as np
+
     return [
         (model_id, np.ascontiguousarray(v, dtype=np.float32).tobytes(), src.scope_id, src.path, src.sha256)
         for src, v in outlines

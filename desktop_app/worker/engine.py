@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..embedding import ModelError
 from ..embedding.choice import configured_embedder, embedder_for_source
 from ..embedding.embedder import Embedder
-from ..embedding.model_spec import DEFAULT_MODEL_ID
+from ..embedding.model_spec import DEFAULT_MODEL_ID, ModelError
 from ..embedding.static_model import RETIRED_STATIC_MODEL_IDS, STATIC_MODEL_ID, StaticEmbedder
 from ..embedding.text_embedder import TextEmbedder
 from ..indexing.indexer import Indexer, IndexOptions, IndexStats

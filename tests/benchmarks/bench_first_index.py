@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from desktop_app.embedding import Embedder  # noqa: E402
+from desktop_app.embedding.embedder import Embedder  # noqa: E402
 from desktop_app.indexing.documents import chunk_of, document_text, name_text  # noqa: E402
 from desktop_app.indexing.progress import Progress  # noqa: E402
 from desktop_app.store.sqlite.store import SqliteStore  # noqa: E402

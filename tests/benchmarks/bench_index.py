@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from desktop_app.embedding import Embedder  # noqa: E402
+from desktop_app.embedding.embedder import Embedder  # noqa: E402
 from desktop_app.indexing.documents import document_text, name_text  # noqa: E402
 from desktop_app.indexing.file_selection import select_files  # noqa: E402
 from desktop_app.indexing.indexer import Indexer  # noqa: E402

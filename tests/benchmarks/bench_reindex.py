@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from desktop_app.embedding import Embedder  # noqa: E402
+from desktop_app.embedding.embedder import Embedder  # noqa: E402
 from desktop_app.indexing.indexer import Indexer  # noqa: E402
 from desktop_app.store.sqlite.store import SqliteStore  # noqa: E402
 
