@@ -55,8 +55,8 @@ class ParsePool:
         self.processes = processes
         self._ahead = processes * AHEAD_PER_PROCESS
         # What a process starts with comes through a queue, not with the process's start: a start waits until the
-        # process has read all it is sent, which it does once its imports are done, and the tokenizer is ~0.7 MB
-        # (a worktree's main scope's file states can be more). Sent with the start, the processes started one
+        # process has read all it is sent, which it does once its imports are done, and the tokenizer is ~0.5 MB
+        # pickled (a worktree's main scope's file states can be more). Sent with the start, the processes started one
         # after the other and the pool took 0.48 s to make; the queue's own thread writes it meanwhile.
         context = multiprocessing.get_context("spawn")
         self._start: multiprocessing.Queue[tuple[PrepSettings, Tokenizer]] = context.Queue()
@@ -127,10 +127,10 @@ _child: FilePrep | None = None
 def _start_child(start: multiprocessing.Queue[tuple[PrepSettings, Tokenizer]]) -> None:
     global _child
 
+    end_with_parent()  # first: a parent killed before its queue was written would leave this one waiting on it
     settings, tokenizer = start.get()  # one for each process (ParsePool)
     _child = FilePrep(settings, TokenCounter(tokenizer), StepTimes())  # as the embedder's count_tokens
     parse_without_yielding()
-    end_with_parent()
 
 
 def _started() -> None:
