@@ -66,12 +66,12 @@ def test_counts_match_the_tokenizer_on_real_source_and_on_tricky_lines():
 
 
 def test_the_remembered_pieces_are_bounded(monkeypatch):
-    monkeypatch.setattr(token_counting, "MAX_PIECES", 50)
+    monkeypatch.setattr(token_counting, "MAX_WORDS", 50)
     tokenizer = bundled()
     counter = TokenCounter(tokenizer)
     lines = [f"identifier_{i} = other_{i * 7} + {i}" for i in range(400)]
     assert counter(lines) == encoded(tokenizer, lines)
-    assert len(counter._pieces) <= 50
+    assert len(counter._words) <= 50
 
 
 def test_a_tokenizer_of_another_kind_is_run_as_it_is():

@@ -40,7 +40,7 @@ _WORDS = re.compile(r"[A-Za-z0-9]+")
 _NOT_MARKS = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz \t\r\n"
 # Words remembered at most; then forgotten all at once (the frequent ones come straight back). A kernel parse
 # process met millions of distinct identifiers; this many take ~30 MB.
-MAX_PIECES = 1 << 18
+MAX_WORDS = 1 << 18
 
 T = TypeVar("T")
 
@@ -80,10 +80,11 @@ class TokenCounter:
         self._by_pieces = _by_pieces(state)
         added = [t.content for t in tokenizer.get_added_tokens_decoder().values()]
         self._added = re.compile("|".join(re.escape(t) for t in added)) if added else None
-        self._pieces: dict[str, int] = {}  # a word's count
+        self._words: dict[str, int] = {}  # each word's count
         # WordPiece's vocabulary and settings, where it counts by pieces.
         self._vocab: frozenset[str] = frozenset(state["model"]["vocab"]) if self._by_pieces else frozenset()
         self._longest_word: int = state["model"].get("max_input_chars_per_word", 100)
+        self._within: str = state["model"].get("continuing_subword_prefix", "##")  # before a piece inside a word
         self._lowercase: bool = bool((state.get("normalizer") or {}).get("lowercase", False))
         self._lock = threading.Lock()  # see remember
 
@@ -92,15 +93,15 @@ class TokenCounter:
             return self._encoded(texts)
         out: list[int] = []
         slow: list[int] = []
-        pieces = self._pieces
+        words = self._words
         for i, text in enumerate(texts):
             if text.isascii() and not _CONTROL.search(text) and (self._added is None or not self._added.search(text)):
                 found = _WORDS.findall(text)
                 marks = len(text.encode().translate(None, _NOT_MARKS))
                 try:
-                    out.append(marks + sum(map(pieces.__getitem__, found)))
+                    out.append(marks + sum(map(words.__getitem__, found)))
                 except KeyError:
-                    out.append(marks + sum(map(self._piece, found)))
+                    out.append(marks + sum(map(self._word, found)))
             else:
                 out.append(0)
                 slow.append(i)
@@ -109,17 +110,17 @@ class TokenCounter:
                 out[i] = count
         return out
 
-    def _piece(self, piece: str) -> int:
-        count = self._pieces.get(piece)
+    def _word(self, word: str) -> int:
+        count = self._words.get(word)
         if count is None:
-            count = self._word_pieces(piece)
-            remember(self._pieces, piece, count, MAX_PIECES, self._lock)
+            count = self._word_pieces(word)
+            remember(self._words, word, count, MAX_WORDS, self._lock)
         return count
 
     def _word_pieces(self, word: str) -> int:
         """WordPiece's count for an ASCII word, as the tokenizer's model counts it: the longest piece of the
-        vocabulary at each point, `##` before a piece within the word, one unknown token for a word no pieces
-        make or one too long."""
+        vocabulary at each point, its prefix (`##`) before a piece within the word, one unknown token for a word
+        no pieces make or one too long."""
         if len(word) > self._longest_word:
             return 1
         if self._lowercase:
@@ -127,7 +128,7 @@ class TokenCounter:
         vocab = self._vocab
         count = start = 0
         while start < len(word):
-            prefix = "##" if start else ""
+            prefix = self._within if start else ""
             for end in range(len(word), start, -1):
                 if prefix + word[start:end] in vocab:
                     break
