@@ -59,13 +59,13 @@ def test_counts_match_the_tokenizer_on_real_source_and_on_tricky_lines():
     assert len(lines) > 20_000
     counter = TokenCounter(tokenizer)
     assert counter(lines) == encoded(tokenizer, lines)
-    assert counter(lines[:500]) == encoded(tokenizer, lines[:500])  # again, from the remembered pieces
+    assert counter(lines[:500]) == encoded(tokenizer, lines[:500])  # again, from the remembered words
     files = ["\n".join(lines[i : i + 40]) for i in range(0, 4000, 40)]  # texts of many lines
     assert counter(files) == encoded(tokenizer, files)
     assert counter([]) == []
 
 
-def test_the_remembered_pieces_are_bounded(monkeypatch):
+def test_the_remembered_words_are_bounded(monkeypatch):
     monkeypatch.setattr(token_counting, "MAX_WORDS", 50)
     tokenizer = bundled()
     counter = TokenCounter(tokenizer)
